@@ -1,0 +1,1 @@
+"""The composition layer: match loop, match log, command line."""

@@ -1,0 +1,1 @@
+"""Pure game engines: Dition and Domination. No images, no I/O, no web."""
