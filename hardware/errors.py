@@ -23,3 +23,19 @@ class EndOfStream(HardwareError, EOFError):
 
 class UnknownSourceError(HardwareError, ValueError):
     """The source spec names no known kind of source."""
+
+
+class CameraBusyError(SourceUnavailableError):
+    """The camera exists but another process (or another source in this one) holds it."""
+
+
+class NoCameraError(SourceUnavailableError):
+    """No camera is attached at the requested index."""
+
+
+class MissingBackendError(SourceUnavailableError):
+    """A library the source needs (picamera2/libcamera, the FFmpeg backend) is not installed."""
+
+
+class SourceOptionError(HardwareError, TypeError):
+    """An option passed to `open_source` is unknown for that kind of source or has a bad value."""

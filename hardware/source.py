@@ -56,3 +56,24 @@ class SourceBase:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self.close()
+
+
+def check_bgr_image(image: Any, *, what: str = "frame") -> BgrImage:
+    """Return `image` if it is a usable BGR frame, else raise `CorruptFrameError` saying why.
+
+    Usable: a non-empty uint8 numpy array of shape (H, W, 3). Sources call this on everything a
+    decoder hands back, so a truncated buffer never reaches the vision stages.
+    """
+    from hardware.errors import CorruptFrameError
+
+    if image is None:
+        raise CorruptFrameError(f"{what}: the decoder returned no image")
+    if not isinstance(image, np.ndarray):
+        raise CorruptFrameError(f"{what}: expected a numpy array, got {type(image).__name__}")
+    if image.size == 0:
+        raise CorruptFrameError(f"{what}: empty image of shape {image.shape}")
+    if image.ndim != 3 or image.shape[2] != 3:
+        raise CorruptFrameError(f"{what}: expected shape (H, W, 3), got {image.shape}")
+    if image.dtype != np.uint8:
+        raise CorruptFrameError(f"{what}: expected uint8 pixels, got {image.dtype}")
+    return image

@@ -1,0 +1,70 @@
+"""The simulated table: realistic camera frames of a board with known ground truth (issue 3).
+
+Frames
+------
+World frame = the board frame of DESIGN.md in board units (Dition: disc diameters; Domination:
+cells), right-handed with z INTO the table: a point h above the board has z = -h.
+
+Camera
+------
+- ``SimCamera(camera_matrix (3,3), dist_coeffs (5,) k1 k2 p1 p2 k3, rvec (3,), tvec (3,),
+  image_size (w, h))`` frozen; ``project(points_world (N,3)) -> (N,2) px`` (cv2.projectPoints),
+  ``to_dict()`` / ``from_dict()``, ``centre_world``, ``scaled(k)``.
+- ``look_at_board(game, *, image_size=(1640,1232), height_units=None, tilt_deg=0, rotation_deg=0,
+  tilt_azimuth_deg=90, fov_deg=None, focal_px=None, distortion=None, target_offset=(0,0),
+  margin=0.06, markers=True, rng=None) -> SimCamera`` (focal auto-fits the board when neither
+  fov_deg nor focal_px is given).
+- ``random_camera(rng, game, image_size=(1640,1232), max_tilt_deg=15.0, distortion=True)``.
+- ``camera_for_target(rng, size_units, image_size=(1640,1232), *, max_tilt_deg=40, distortion=True,
+  focal_px=None, fill=(0.35, 0.85)) -> SimCamera`` for a flat target with its top-left at the
+  origin (calibration).
+
+Scenes and rendering
+--------------------
+- ``SimDisc(x, y, colour)`` ("black" | "white"); Domination stacks: ``Mapping[str, str]`` cell ->
+  bottom-to-top letters ("GRG").
+- ``RenderOptions`` frozen (``supersample``, ``disc_thickness=0.08``, ``piece_thickness=0.12``,
+  ``markers``, light, ``colour_cast``, ``noise_sigma``, ``blur_sigma_px``, ``jpeg_quality``,
+  ``shadow``, ...); ``RenderOptions.random(rng)``, ``RenderOptions.clean()``.
+- ``HandPose(x, y, angle_deg, height_mm=25, spread=0.3, scale=1.0, skin_bgr, sleeve_bgr)``:
+  fingertips at board (x, y), the arm extending towards ``angle_deg``; ``HandPose.random(rng, x,
+  y, angle_deg)``.
+- ``render_dition(discs, camera, rng, *, options=RenderOptions(), hand=None) -> Rendered``
+- ``render_domination(stacks, camera, rng, *, colours=None, options=RenderOptions(), hand=None)``
+- ``render_planar_target(texture_bgr, size_units, camera, rng, *, options=RenderOptions())
+  -> np.ndarray`` (BGR uint8).
+- ``Rendered(image: BGR uint8 (h, w, 3), truth: dict)``; truth (JSON-able)::
+
+    {"game", "image_size": [w, h], "corners_px": [[x, y] x 4, DESIGN.md corner order],
+     "camera": SimCamera.to_dict(), "hand": bool, "hand_pose": {...} | None, "options": {...},
+     Dition:     "discs": [{"x", "y", "colour", "centre_px" (top face centre), "base_px",
+                            "occluded" (centre under the hand)}],
+     Domination: "stacks": {cell: "GRG"}, "tops_px": {cell: [x, y]} (top face centre),
+                 "tops_board": {cell: [x, y]}, "occluded": {cell: bool}, "colours": {letter: bgr}}
+
+Scripted match
+--------------
+- ``ScriptedTable(script, camera, rng, *, game=None, options=RenderOptions(), fps=5.0,
+  flicker=0.015, colours=None)``: a ``hardware.source.FrameSource``; ``read()`` returns
+  ``Frame(image, timestamp_s, index, meta={"truth", "step", "label", "phase"})``, raises
+  ``CorruptFrameError`` for dropped frames and ``EndOfStream`` at the end.
+- Steps: ``Still(pieces, frames)``, ``HandPlace(before, after, target, frames)``,
+  ``HandRemove(before, after, targets, frames)``, ``Bump(camera_after)``, ``Drop(frames)``; each
+  with an optional ``label`` copied into frame meta. ``pieces``: tuple of SimDisc (Dition) or a
+  stacks mapping (Domination); targets are board (x, y) or cell names.
+
+Physical kit constants (duplicated from vision/markers.py on purpose): ``hardware.sim.layout``.
+"""
+
+from hardware.sim.camera import SimCamera, camera_for_target, look_at_board, random_camera
+from hardware.sim.hand import HandPose
+from hardware.sim.options import RenderOptions
+from hardware.sim.render import (
+    Rendered, SimDisc, render_dition, render_domination, render_planar_target,
+)
+
+__all__ = [
+    "HandPose", "RenderOptions", "Rendered", "SimCamera", "SimDisc", "camera_for_target",
+    "look_at_board", "random_camera", "render_dition", "render_domination",
+    "render_planar_target",
+]

@@ -1,0 +1,86 @@
+"""Camera and room effects on a rendered float32 BGR frame: light, cast, blur, noise, JPEG."""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+from hardware.sim.options import RenderOptions
+
+
+@lru_cache(maxsize=8)
+def _light_field_cached(options: RenderOptions, size: tuple[int, int]) -> np.ndarray:
+    w, h = size
+    # evaluate on a small grid, then resize: the field is smooth
+    sw, sh = 160, max(2, int(round(160 * h / w)))
+    u = (np.arange(sw) + 0.5) / sw
+    v = (np.arange(sh) + 0.5) / sh
+    uu, vv = np.meshgrid(u, v)
+    a = math.radians(options.gradient_angle_deg)
+    aspect = h / w
+    grad = ((uu - 0.5) * math.cos(a) + (vv - 0.5) * aspect * math.sin(a)) * options.gradient
+    hx, hy = options.hot_spot_xy
+    diag = math.hypot(1.0, aspect)
+    r2 = ((uu - hx) ** 2 + ((vv - hy) * aspect) ** 2) / max(options.hot_spot_radius * diag, 1e-6) ** 2
+    hot = options.hot_spot_strength * np.exp(-0.5 * r2)
+    corner = ((uu - 0.5) ** 2 + ((vv - 0.5) * aspect) ** 2) / (0.25 * diag**2)
+    vig = 1.0 - options.vignette * corner
+    field = options.ambient * (1.0 + grad + hot) * vig
+    big = cv2.resize(field.astype(np.float32), (w, h), interpolation=cv2.INTER_CUBIC)
+    big.setflags(write=False)
+    return big
+
+
+def light_field(options: RenderOptions, size: tuple[int, int]) -> np.ndarray:
+    """(h, w) float32 multiplicative illumination: ambient, gradient, hot spot, vignette."""
+    return _light_field_cached(options, (int(size[0]), int(size[1])))
+
+
+def glare_field(options: RenderOptions, size: tuple[int, int]) -> np.ndarray:
+    """(h, w) float32 0..1 strength of specular glare (concentrated around the hot spot)."""
+    w, h = size
+    hx, hy = options.hot_spot_xy
+    sw, sh = 160, max(2, int(round(160 * h / w)))
+    uu, vv = np.meshgrid((np.arange(sw) + 0.5) / sw, (np.arange(sh) + 0.5) / sh)
+    aspect = h / w
+    r2 = ((uu - hx) ** 2 + ((vv - hy) * aspect) ** 2) / max(0.5 * options.hot_spot_radius, 1e-6) ** 2
+    g = (options.glare * np.exp(-0.5 * r2)).astype(np.float32)
+    return cv2.resize(g, (w, h), interpolation=cv2.INTER_CUBIC)
+
+
+def apply_effects(
+    image: np.ndarray,
+    options: RenderOptions,
+    rng: np.random.Generator,
+    *,
+    gain: float = 1.0,
+    gloss: np.ndarray | None = None,
+) -> np.ndarray:
+    """float32 BGR (h, w, 3) linear-ish picture -> uint8 BGR frame as the camera delivers it.
+
+    `gain` is an extra global brightness factor (per-frame flicker). `gloss` (h, w) 0..1 marks
+    glossy surfaces (disc faces) that pick up glare near the hot spot.
+    """
+    h, w = image.shape[:2]
+    img = image
+    field = light_field(options, (w, h))
+    cast = np.asarray(options.colour_cast, np.float32) * np.float32(gain)
+    img = img * field[..., None] * cast
+    if gloss is not None and options.glare > 0:
+        img += (255.0 * glare_field(options, (w, h)) * gloss)[..., None]
+    if options.blur_sigma_px > 0:
+        img = cv2.GaussianBlur(img, (0, 0), options.blur_sigma_px)
+    if options.noise_sigma > 0:
+        noise = rng.standard_normal(img.shape, dtype=np.float32)
+        # shot noise grows with brightness; read noise floor
+        img += noise * (options.noise_sigma * (0.5 + img / 340.0))
+    out = np.clip(img + 0.5, 0, 255).astype(np.uint8)
+    if options.jpeg_quality is not None:
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(options.jpeg_quality)])
+        if not ok:  # pragma: no cover - OpenCV always encodes a valid uint8 image
+            raise RuntimeError("JPEG encoding failed")
+        out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return out

@@ -1,0 +1,426 @@
+"""Render a simulated camera frame of a Dition or Domination board, with its ground truth.
+
+Pipeline (one frame): the table and the printed plate are warped from board-frame textures into
+a supersampled canvas (exact lens model), averaged down (INTER_AREA); soft piece shadows are
+multiplied in; the pieces are drawn as 3D cylinders on a supersampled premultiplied layer and
+composited; an optional hand is drawn; then light, colour cast, blur, noise and JPEG.
+The static part (everything before the hand and the effects) is cached per scene and camera.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import cv2
+import numpy as np
+
+from hardware.sim.camera import SimCamera
+from hardware.sim.effects import apply_effects
+from hardware.sim.hand import HandPose, draw_hand
+from hardware.sim.layout import (
+    DITION_DISC_DIAMETER, DITION_DOT_DIAMETER, DOMINATION_COLOURS, DOMINATION_PIECE_DIAMETER,
+    board_corners, cell_centre, check_game, playable_cells, unit_mm,
+)
+from hardware.sim.options import RenderOptions
+from hardware.sim.pieces import Cylinder, depth_order, draw_cylinders, shadow_polygons_world
+from hardware.sim.plate import Texture, plate_texture, table_texture
+from hardware.sim.warp import warp_texture
+
+DISC_COLOURS = ("black", "white")
+WHITE_FACE_BGR = (232, 234, 233)
+BLACK_FACE_BGR = (30, 30, 34)
+DOT_BGR = (128, 128, 128)
+MAX_STACK = 5
+_PLAYABLE = frozenset(playable_cells())
+
+
+@dataclass(frozen=True)
+class SimDisc:
+    """A Dition disc on the board: centre (x, y) in board units, colour "black" | "white"."""
+
+    x: float
+    y: float
+    colour: str
+
+    def __post_init__(self) -> None:
+        if self.colour not in DISC_COLOURS:
+            raise ValueError(f"SimDisc colour must be 'black' or 'white', got {self.colour!r}")
+        if not (math.isfinite(self.x) and math.isfinite(self.y)):
+            raise ValueError(f"SimDisc position must be finite, got ({self.x}, {self.y})")
+
+
+@dataclass(frozen=True, eq=False)
+class Rendered:
+    """A frame (BGR uint8, (h, w, 3)) and its JSON-able ground truth."""
+
+    image: np.ndarray
+    truth: dict[str, Any]
+
+
+# ---- scene building ---------------------------------------------------------------------------
+
+
+def _disc_cylinders(discs: Sequence[SimDisc], thickness: float) -> list[Cylinder]:
+    out = []
+    for d in discs:
+        face, other = (WHITE_FACE_BGR, BLACK_FACE_BGR) if d.colour == "white" else (BLACK_FACE_BGR, WHITE_FACE_BGR)
+        out.append(Cylinder(
+            d.x, d.y, DITION_DISC_DIAMETER / 2, 0.0, thickness, face,
+            side_upper_bgr=tuple(int(c * 0.9) for c in face),  # type: ignore[arg-type]
+            side_lower_bgr=tuple(int(c * 0.9) for c in other),  # type: ignore[arg-type]
+            dot_radius=DITION_DOT_DIAMETER / 2, dot_bgr=DOT_BGR,
+        ))
+    return out
+
+
+def check_stacks(stacks: Mapping[str, str], colours: Mapping[str, tuple[int, int, int]]) -> None:
+    for cell, stack in stacks.items():
+        if cell not in _PLAYABLE:
+            raise ValueError(f"stack on {cell!r}: not one of the 52 playable cells")
+        if not isinstance(stack, str) or not 0 <= len(stack) <= MAX_STACK:
+            raise ValueError(f"stack on {cell}: {stack!r} must be a string of 0..{MAX_STACK} colours")
+        unknown = set(stack) - set(colours)
+        if unknown:
+            raise ValueError(f"stack on {cell}: unknown colour letters {sorted(unknown)}; "
+                             f"known: {sorted(colours)}")
+
+
+def _stack_cylinders(
+    stacks: Mapping[str, str], colours: Mapping[str, tuple[int, int, int]], thickness: float
+) -> tuple[list[list[Cylinder]], list[str]]:
+    """Per non-empty cell, its pieces bottom to top (each placed with a small, stable jitter)."""
+    groups, cells = [], []
+    for cell in sorted(stacks):
+        stack = stacks[cell]
+        if not stack:
+            continue
+        cx, cy = cell_centre(cell)
+        # jitter depends only on the cell and its stack, so a scene re-renders identically
+        jr = np.random.default_rng(zlib.crc32(f"{cell}:{stack}".encode()))
+        offs = jr.normal(0.0, 0.018, size=(len(stack), 2)).clip(-0.05, 0.05)
+        pieces = []
+        for i, letter in enumerate(stack):
+            bgr = tuple(int(c) for c in colours[letter])
+            pieces.append(Cylinder(
+                cx + offs[i, 0], cy + offs[i, 1], DOMINATION_PIECE_DIAMETER / 2, -i * thickness,
+                thickness, bgr,  # type: ignore[arg-type]
+                side_upper_bgr=tuple(int(c * 0.82) for c in bgr),  # type: ignore[arg-type]
+                side_lower_bgr=tuple(int(c * 0.82) for c in bgr),  # type: ignore[arg-type]
+                rim_bgr=tuple(int(c * 0.55) for c in bgr),  # type: ignore[arg-type]
+            ))
+        groups.append(pieces)
+        cells.append(cell)
+    return groups, cells
+
+
+# ---- the static render ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class _Static:
+    image: np.ndarray  # float32 BGR at output size, before light/noise
+    gloss: np.ndarray  # float32 (h, w) 0..1, glossy piece faces
+
+
+def _px_per_unit(camera: SimCamera, game: str) -> float:
+    """Largest local scale (px per board unit) over the board."""
+    s = 20.0 if game == "dition" else 8.0
+    pts = np.array([[x, y, 0.0] for x in (0, s / 2, s) for y in (0, s / 2, s)])
+    d = np.array([[0.05, 0, 0]])
+    a = camera.project(pts)
+    b = camera.project(pts + d)
+    return float(np.max(np.linalg.norm(b - a, axis=1)) / 0.05)
+
+
+def _texture_ppu(scale_px_per_unit: float) -> float:
+    """Texture resolution for a canvas of this scale: a level at least as fine as the canvas."""
+    level = 16.0
+    while level < scale_px_per_unit * 1.05 and level < 512:
+        level *= 1.5
+    return round(level, 3)
+
+
+def _shifted(camera: SimCamera, dx: float, dy: float, size: tuple[int, int]) -> SimCamera:
+    K = camera.camera_matrix.copy()
+    K[0, 2] -= dx
+    K[1, 2] -= dy
+    return SimCamera(K, camera.dist_coeffs, camera.rvec, camera.tvec, size)
+
+
+def _background(game: str, camera: SimCamera, options: RenderOptions) -> np.ndarray:
+    """Table + plate, supersampled and averaged down: float32 BGR at output size.
+
+    The table has no fine detail, so it is warped at output resolution and enlarged; the printed
+    plate is warped into the supersampled canvas (only over its own footprint)."""
+    ss = options.supersample
+    w, h = camera.image_size
+    table = np.empty((h, w, 3), np.uint8)
+    warp_texture(table, camera, table_texture(options.table_texture), border_transparent=False)
+    if ss == 1:
+        canvas = table
+    else:
+        canvas = cv2.resize(table, (w * ss, h * ss), interpolation=cv2.INTER_NEAREST)
+    cam_ss = camera.scaled(ss)
+    ppu = _texture_ppu(_px_per_unit(cam_ss, game))
+    plate: Texture = plate_texture(game, ppu, options.markers, options.table_texture)
+    warp_texture(canvas, cam_ss, plate)
+    small = canvas if ss == 1 else cv2.resize(canvas, (w, h), interpolation=cv2.INTER_AREA)
+    return small.astype(np.float32)
+
+
+def _apply_shadows(
+    image: np.ndarray, camera: SimCamera, pieces: list[Cylinder], options: RenderOptions, game: str
+) -> None:
+    if options.shadow <= 0 or not pieces:
+        return
+    h, w = image.shape[:2]
+    mask = np.zeros((h, w), np.uint8)
+    polys = []
+    for outline in shadow_polygons_world(pieces, options.light_dir):
+        px = camera.project(outline).astype(np.float32)
+        hull = cv2.convexHull(px)[:, 0, :]
+        polys.append(np.round(hull * 16).astype(np.int32))
+    cv2.fillPoly(mask, polys, 255, cv2.LINE_AA, 4)
+    sigma = max(0.5, options.shadow_blur_units * _px_per_unit(camera, game))
+    soft = cv2.GaussianBlur(mask, (0, 0), sigma).astype(np.float32) / 255.0
+    image *= (1.0 - options.shadow * soft)[..., None]
+
+
+def _draw_pieces(
+    image: np.ndarray, camera: SimCamera, pieces: list[Cylinder], options: RenderOptions
+) -> np.ndarray:
+    """Composite the pieces (given back to front) over float32 `image`; return the 0..1 coverage."""
+    h, w = image.shape[:2]
+    cover = np.zeros((h, w), np.float32)
+    if not pieces:
+        return cover
+    ss = options.supersample
+    cam_ss = camera.scaled(ss)
+    # bounding box of everything drawn, in output pixels, so the supersampled layer stays small
+    outline_pts = []
+    for p in pieces:
+        for z in (p.z_base, p.z_base - p.thickness):
+            outline_pts.append(np.array([[p.x - p.radius, p.y - p.radius, z], [p.x + p.radius, p.y - p.radius, z],
+                                         [p.x + p.radius, p.y + p.radius, z], [p.x - p.radius, p.y + p.radius, z]]))
+    px = camera.project(np.concatenate(outline_pts))
+    x0 = int(np.clip(np.floor(px[:, 0].min()) - 2, 0, w))
+    x1 = int(np.clip(np.ceil(px[:, 0].max()) + 3, 0, w))
+    y0 = int(np.clip(np.floor(px[:, 1].min()) - 2, 0, h))
+    y1 = int(np.clip(np.ceil(px[:, 1].max()) + 3, 0, h))
+    if x1 <= x0 or y1 <= y0:
+        return cover
+    sub_w, sub_h = (x1 - x0) * ss, (y1 - y0) * ss
+    cam_sub = _shifted(cam_ss, x0 * ss, y0 * ss, (sub_w, sub_h))
+    layer = np.zeros((sub_h, sub_w, 3), np.uint8)
+    alpha = np.zeros((sub_h, sub_w), np.uint8)
+    draw_cylinders(layer, alpha, cam_sub, pieces, options.light_dir)
+    small = cv2.resize(layer, (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA).astype(np.float32)
+    a = cv2.resize(alpha, (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
+    region = image[y0:y1, x0:x1]
+    region *= (1.0 - a)[..., None]
+    region += small
+    cover[y0:y1, x0:x1] = a
+    return cover
+
+
+_STATIC_CACHE: "OrderedDict[tuple, _Static]" = OrderedDict()
+_STATIC_CACHE_SIZE = 12
+
+
+def _static_render(
+    game: str, key: tuple, pieces: list[Cylinder], camera: SimCamera, options: RenderOptions
+) -> _Static:
+    full_key = (game, key, camera, options)
+    hit = _STATIC_CACHE.get(full_key)
+    if hit is not None:
+        _STATIC_CACHE.move_to_end(full_key)
+        return hit
+    image = _background(game, camera, options)
+    _apply_shadows(image, camera, pieces, options, game)
+    gloss = _draw_pieces(image, camera, pieces, options)
+    image.setflags(write=False)
+    out = _Static(image, gloss)
+    _STATIC_CACHE[full_key] = out
+    if len(_STATIC_CACHE) > _STATIC_CACHE_SIZE:
+        _STATIC_CACHE.popitem(last=False)
+    return out
+
+
+def _finish(
+    static: _Static, game: str, camera: SimCamera, rng: np.random.Generator,
+    options: RenderOptions, hand: HandPose | None, gain: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    image = static.image.copy()
+    hand_mask = None
+    if hand is not None:
+        hand_mask = draw_hand(image, camera, hand, unit_mm(game), shadow=options.shadow,
+                              light_dir=options.light_dir)
+    gloss = static.gloss
+    if hand_mask is not None:
+        gloss = gloss * (1.0 - hand_mask.astype(np.float32) / 255.0)
+    return apply_effects(image, options, rng, gain=gain, gloss=gloss), hand_mask
+
+
+def _base_truth(game: str, camera: SimCamera, options: RenderOptions, hand: HandPose | None) -> dict[str, Any]:
+    corners = np.array([[x, y, 0.0] for x, y in board_corners(game)])
+    return {
+        "game": game,
+        "image_size": list(camera.image_size),
+        "corners_px": camera.project(corners).tolist(),
+        "camera": camera.to_dict(),
+        "hand": hand is not None,
+        "hand_pose": None if hand is None else hand.to_dict(),
+        "options": options.to_dict(),
+    }
+
+
+def _occluded(px: np.ndarray, mask: np.ndarray | None) -> list[bool]:
+    if mask is None:
+        return [False] * len(px)
+    h, w = mask.shape
+    out = []
+    for x, y in px:
+        xi, yi = int(round(x)), int(round(y))
+        out.append(bool(0 <= xi < w and 0 <= yi < h and mask[yi, xi] > 127))
+    return out
+
+
+# ---- public entry points ----------------------------------------------------------------------
+
+
+def dition_scene(
+    discs: Sequence[SimDisc], camera: SimCamera, options: RenderOptions
+) -> tuple[tuple, list[Cylinder], list[SimDisc]]:
+    discs = [d if isinstance(d, SimDisc) else SimDisc(*d) for d in discs]
+    cyl = _disc_cylinders(discs, options.disc_thickness)
+    order = depth_order(camera, np.array([c.top_centre_world for c in cyl]).reshape(-1, 3))
+    cyl = [cyl[i] for i in order]
+    key = tuple((d.x, d.y, d.colour) for d in discs)
+    return key, cyl, discs
+
+
+def render_dition(
+    discs: Sequence[SimDisc],
+    camera: SimCamera,
+    rng: np.random.Generator,
+    *,
+    options: RenderOptions = RenderOptions(),
+    hand: HandPose | None = None,
+    gain: float = 1.0,
+) -> Rendered:
+    """A camera frame of a Dition board with `discs` on it (and a hand if given)."""
+    key, cyl, discs = dition_scene(discs, camera, options)
+    static = _static_render("dition", key, cyl, camera, options)
+    image, hand_mask = _finish(static, "dition", camera, rng, options, hand, gain)
+    truth = _base_truth("dition", camera, options, hand)
+    t = options.disc_thickness
+    tops = camera.project(np.array([[d.x, d.y, -t] for d in discs]).reshape(-1, 3))
+    bases = camera.project(np.array([[d.x, d.y, 0.0] for d in discs]).reshape(-1, 3))
+    occl = _occluded(tops, hand_mask)
+    truth["discs"] = [
+        {"x": float(d.x), "y": float(d.y), "colour": d.colour, "centre_px": tops[i].tolist(),
+         "base_px": bases[i].tolist(), "occluded": occl[i]}
+        for i, d in enumerate(discs)
+    ]
+    return Rendered(image, truth)
+
+
+def domination_scene(
+    stacks: Mapping[str, str], camera: SimCamera, options: RenderOptions,
+    colours: Mapping[str, tuple[int, int, int]] | None = None,
+) -> tuple[tuple, list[Cylinder], dict[str, list[Cylinder]]]:
+    pal = dict(DOMINATION_COLOURS if colours is None else colours)
+    check_stacks(stacks, pal)
+    groups, cells = _stack_cylinders(stacks, pal, options.piece_thickness)
+    if groups:
+        bases = np.array([[g[0].x, g[0].y, -0.5 * len(g) * options.piece_thickness] for g in groups])
+        order = depth_order(camera, bases)
+    else:
+        order = np.zeros(0, int)
+    flat = [p for i in order for p in groups[i]]
+    key = (tuple(sorted((c, s) for c, s in stacks.items() if s)),
+           tuple(sorted((k, tuple(v)) for k, v in pal.items())))
+    return key, flat, dict(zip(cells, groups))
+
+
+def render_domination(
+    stacks: Mapping[str, str],
+    camera: SimCamera,
+    rng: np.random.Generator,
+    *,
+    colours: Mapping[str, tuple[int, int, int]] | None = None,
+    options: RenderOptions = RenderOptions(),
+    hand: HandPose | None = None,
+    gain: float = 1.0,
+) -> Rendered:
+    """A camera frame of a Domination board; `stacks` maps cells ("d4") to bottom-to-top
+    colour letters ("GRG"); `colours` maps letters to BGR (default: G R B Y of the kit)."""
+    key, flat, by_cell = domination_scene(stacks, camera, options, colours)
+    static = _static_render("domination", key, flat, camera, options)
+    image, hand_mask = _finish(static, "domination", camera, rng, options, hand, gain)
+    truth = _base_truth("domination", camera, options, hand)
+    cells = sorted(by_cell)
+    tops = camera.project(np.array([by_cell[c][-1].top_centre_world for c in cells]).reshape(-1, 3))
+    occl = _occluded(tops, hand_mask)
+    truth["stacks"] = {c: stacks[c] for c in cells}
+    truth["tops_px"] = {c: tops[i].tolist() for i, c in enumerate(cells)}
+    truth["tops_board"] = {c: [float(by_cell[c][-1].x), float(by_cell[c][-1].y)] for c in cells}
+    truth["occluded"] = {c: occl[i] for i, c in enumerate(cells)}
+    truth["colours"] = {k: list(v) for k, v in (DOMINATION_COLOURS if colours is None else colours).items()}
+    return Rendered(image, truth)
+
+
+def render_planar_target(
+    texture_bgr: np.ndarray,
+    size_units: tuple[float, float],
+    camera: SimCamera,
+    rng: np.random.Generator,
+    *,
+    options: RenderOptions = RenderOptions(),
+    table: bool = True,
+) -> np.ndarray:
+    """A flat printed sheet (`texture_bgr`, uint8 BGR or grey) lying on z = 0 with its top-left
+    corner at the world origin and size `size_units` (w, h), seen by `camera` with the same
+    effects as the board renders. Returns the BGR uint8 frame."""
+    tex = np.asarray(texture_bgr)
+    if tex.ndim == 2:
+        tex = cv2.cvtColor(tex, cv2.COLOR_GRAY2BGR)
+    if tex.ndim != 3 or tex.shape[2] != 3 or tex.dtype != np.uint8:
+        raise ValueError(f"texture_bgr must be a uint8 BGR or grey image, got {tex.dtype} {tex.shape}")
+    tw, th = float(size_units[0]), float(size_units[1])
+    if tw <= 0 or th <= 0:
+        raise ValueError(f"size_units must be positive, got {size_units}")
+    ppu_x, ppu_y = tex.shape[1] / tw, tex.shape[0] / th
+    if abs(ppu_x - ppu_y) > 1e-3 * max(ppu_x, ppu_y):
+        tex = cv2.resize(tex, (tex.shape[1], int(round(tex.shape[1] * th / tw))), interpolation=cv2.INTER_AREA)
+    ss = options.supersample
+    cam_ss = camera.scaled(ss)
+    w, h = cam_ss.image_size
+    canvas = np.empty((h, w, 3), np.uint8)
+    if table:
+        warp_texture(canvas, cam_ss, table_texture(options.table_texture), border_transparent=False)
+    else:
+        canvas[:] = 90
+    # an image pyramid level close to the canvas scale keeps the warp alias-free
+    need = _target_scale(cam_ss, tw, th)
+    level = tex.astype(np.float32)
+    ppu = tex.shape[1] / tw
+    while ppu > 2.0 * need and min(level.shape[:2]) > 32:
+        level = cv2.pyrDown(level)
+        ppu = level.shape[1] / tw
+    warp_texture(canvas, cam_ss, Texture(np.clip(level + 0.5, 0, 255).astype(np.uint8).astype(np.float32),
+                                         (0.0, 0.0), ppu))
+    image = cv2.resize(canvas, camera.image_size, interpolation=cv2.INTER_AREA).astype(np.float32)
+    return apply_effects(image, options, rng)
+
+
+def _target_scale(camera: SimCamera, tw: float, th: float) -> float:
+    pts = np.array([[x, y, 0.0] for x in (0, tw / 2, tw) for y in (0, th / 2, th)])
+    d = 0.01 * max(tw, th)
+    a = camera.project(pts)
+    b = camera.project(pts + np.array([[d, 0, 0]]))
+    return float(np.max(np.linalg.norm(b - a, axis=1)) / d)

@@ -1,0 +1,329 @@
+"""The Raspberry Pi camera through picamera2 (libcamera): settled, locked, one owner thread.
+
+Written against the real picamera2 API (raspberrypi/picamera2): `Picamera2(camera_num)`,
+`Picamera2.global_camera_info()`, `create_video_configuration(main={"size": .., "format":
+"RGB888"})` ("RGB888" is B, G, R in memory: what OpenCV wants), `configure`, `start`,
+`capture_request(wait=timeout)` -> `make_array("main")`, `get_metadata()`, `release()`,
+`set_controls`, `camera_controls`, `stop`, `close`.
+
+Opening: the camera starts with auto exposure and auto white balance; we watch the metadata until
+ExposureTime x AnalogueGain and ColourGains stop moving (or "AeLocked" says so), then fix them with
+`set_controls({"AeEnable": False, "AwbEnable": False, "ExposureTime": .., "AnalogueGain": ..,
+"ColourGains": (r, b)})` so colours stay the same all match. `locked_controls()` returns them for
+the calibration to store; passing them back as `controls=` re-applies them without settling.
+On Camera Module 3 (imx708) `lens_position_dioptres` sets manual focus (AfMode Manual).
+
+picamera2 is imported only inside `_import_picamera2`, because `libcamera` exists only on a Pi.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hardware.errors import (
+    CameraBusyError,
+    CorruptFrameError,
+    MissingBackendError,
+    NoCameraError,
+    SourceLostError,
+)
+from hardware.source import Frame, SourceBase
+from hardware.sources.latest import LatestFrameGrabber
+
+INSTALL_HINT = (
+    "install it from Raspberry Pi OS (it is not on PyPI in a working form): "
+    "`sudo apt install -y python3-picamera2`, and make the venv see it: "
+    "`make install VENV_FLAGS=--system-site-packages` (or `python3 -m venv "
+    "--system-site-packages .venv`)"
+)
+
+#: sensor model -> main stream size (w, h): a full-field-of-view binned mode, fast and sharp enough
+DEFAULT_SIZES: dict[str, tuple[int, int]] = {
+    "imx708": (2304, 1296),  # Camera Module 3 (and _wide / _noir): 2x2 binned, full FoV, 56 fps
+    "imx219": (1640, 1232),  # Camera Module 2: 2x2 binned, full FoV, 41 fps
+    "imx477": (2028, 1520),  # HQ camera: 2x2 binned, 40 fps
+    "imx296": (1456, 1088),  # Global Shutter camera
+    "ov5647": (1296, 972),  # Camera Module 1
+}
+FALLBACK_SIZE = (1640, 1232)
+
+#: libcamera's AfModeEnum values (controls.AfModeEnum.Manual == 0)
+AF_MODE_MANUAL = 0
+
+LOCKED_CONTROL_NAMES = ("ExposureTime", "AnalogueGain", "ColourGains")
+
+
+@dataclass(frozen=True)
+class Picamera2Params:
+    """How the Pi camera is opened; the defaults are the shipped tuning."""
+
+    #: main stream size (w, h); None: chosen from the sensor model (`DEFAULT_SIZES`)
+    size: tuple[int, int] | None = None
+    #: the referee needs a few frames a second, not 30: longer frames allow lower gain
+    frame_duration_limits_us: tuple[int, int] = (33333, 100000)
+    buffer_count: int = 4
+    #: settling: consecutive frames whose exposure x gain and colour gains agree within tolerance
+    settle_window_frames: int = 5
+    settle_tolerance: float = 0.03
+    settle_timeout_s: float = 5.0
+    #: lock exposure, gain and white balance after settling
+    lock: bool = True
+    #: Camera Module 3 manual focus in dioptres (1 / distance in m); None: leave autofocus as is
+    lens_position_dioptres: float | None = None
+    #: a capture that takes longer than this means the camera is gone
+    capture_timeout_s: float = 3.0
+    read_timeout_s: float = 5.0
+    #: controls to apply instead of settling (e.g. `locked_controls()` stored by the calibration)
+    controls: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _import_picamera2() -> type:
+    try:
+        from picamera2 import Picamera2  # noqa: PLC0415 - only on a Pi
+    except ModuleNotFoundError as exc:
+        missing = exc.name or "picamera2"
+        raise MissingBackendError(
+            f"picamera2: the Python module {missing!r} is missing; {INSTALL_HINT}"
+        ) from exc
+    except ImportError as exc:  # libcamera present but broken / mismatched
+        raise MissingBackendError(f"picamera2: cannot import picamera2 ({exc}); {INSTALL_HINT}") from exc
+    return Picamera2
+
+
+def _lux_product(metadata: Mapping[str, Any]) -> tuple[float, float, float]:
+    gains = metadata.get("ColourGains") or (1.0, 1.0)
+    return (
+        float(metadata.get("ExposureTime", 0)) * float(metadata.get("AnalogueGain", 1.0)),
+        float(gains[0]),
+        float(gains[1]),
+    )
+
+
+def is_settled(history: list[Mapping[str, Any]], window: int, tolerance: float) -> bool:
+    """True when the last `window` metadata agree within `tolerance` (relative) or AE says locked."""
+    if len(history) < window:
+        return False
+    recent = history[-window:]
+    if all(m.get("AeLocked") is True for m in recent[-2:]):
+        values = [_lux_product(m) for m in recent[-2:]]
+    else:
+        values = [_lux_product(m) for m in recent]
+    for column in zip(*values):
+        low, high = min(column), max(column)
+        if high <= 0 or (high - low) / high > tolerance:
+            return False
+    return True
+
+
+class Picamera2Source(SourceBase):
+    """`picamera2[:N]`: the Pi camera, exposure/gain/white balance settled then locked."""
+
+    def __init__(
+        self,
+        camera_num: int = 0,
+        params: Picamera2Params = Picamera2Params(),
+        *,
+        size: tuple[int, int] | None = None,
+        controls: Mapping[str, Any] | None = None,
+        lens_position_dioptres: float | None = None,
+        picamera2_class: type | None = None,
+    ) -> None:
+        if size is not None or controls is not None or lens_position_dioptres is not None:
+            params = Picamera2Params(
+                **{**params.__dict__,
+                   **({"size": tuple(size)} if size is not None else {}),
+                   **({"controls": dict(controls)} if controls is not None else {}),
+                   **({"lens_position_dioptres": lens_position_dioptres}
+                      if lens_position_dioptres is not None else {})}
+            )
+        self.params = params
+        self.name = f"picamera2:{camera_num}"
+        cls = picamera2_class if picamera2_class is not None else _import_picamera2()
+        cameras = self._camera_info(cls)
+        if not cameras:
+            raise NoCameraError(
+                "picamera2: no camera found (is the ribbon cable seated, contacts the right way "
+                "round? `rpicam-hello --list-cameras` should list it)"
+            )
+        if not 0 <= camera_num < len(cameras):
+            raise NoCameraError(
+                f"picamera2: no camera {camera_num}; found {len(cameras)}: "
+                + ", ".join(f"{i}: {c.get('Model', '?')}" for i, c in enumerate(cameras))
+            )
+        self.model: str = str(cameras[camera_num].get("Model", "unknown"))
+        try:
+            self._camera = cls(camera_num)
+        except IndexError as exc:
+            raise NoCameraError(f"picamera2: no camera {camera_num}") from exc
+        except RuntimeError as exc:
+            raise CameraBusyError(
+                f"picamera2: camera {camera_num} ({self.model}) is busy - another program holds "
+                f"it (a second `referee serve`? rpicam-*? stop it and retry) [{exc}]"
+            ) from exc
+        self._grabber: LatestFrameGrabber | None = None
+        self._locked: dict[str, Any] = {}
+        self.settled = False
+        try:
+            self._start()
+        except BaseException:
+            self._close_camera()
+            raise
+
+    @staticmethod
+    def _camera_info(cls: type) -> list[dict[str, Any]]:
+        try:
+            return list(cls.global_camera_info())
+        except Exception as exc:  # noqa: BLE001 - libcamera could not enumerate
+            raise NoCameraError(f"picamera2: cannot list cameras: {exc}") from exc
+
+    # --- opening ------------------------------------------------------------------------------
+    def _start(self) -> None:
+        params = self.params
+        size = params.size or DEFAULT_SIZES.get(self.model.removesuffix("_wide").removesuffix(
+            "_noir"), FALLBACK_SIZE)
+        available = self._camera.camera_controls
+        start_controls: dict[str, Any] = {}
+        if "FrameDurationLimits" in available:
+            start_controls["FrameDurationLimits"] = tuple(params.frame_duration_limits_us)
+        config = self._camera.create_video_configuration(
+            main={"size": tuple(size), "format": "RGB888"},
+            buffer_count=params.buffer_count,
+            controls=start_controls,
+        )
+        self._camera.configure(config)
+        self.size: tuple[int, int] = tuple(config["main"]["size"])  # type: ignore[assignment]
+        focus: dict[str, Any] = {}
+        if params.lens_position_dioptres is not None:
+            if "AfMode" not in available or "LensPosition" not in available:
+                raise NoCameraError(
+                    f"picamera2: {self.model} has no adjustable focus (lens_position_dioptres "
+                    "is for Camera Module 3)"
+                )
+            focus = {"AfMode": AF_MODE_MANUAL, "LensPosition": float(params.lens_position_dioptres)}
+        self._camera.start()
+        if focus:
+            self._camera.set_controls(focus)
+        self._grabber = LatestFrameGrabber(
+            self._grab, name=self.name, read_timeout_s=params.read_timeout_s
+        )
+        if params.controls:
+            self._apply_lock(dict(params.controls), available)
+            self.settled = True
+        elif params.lock:
+            self._settle_and_lock(available)
+        self._locked |= focus
+
+    def _grab(self) -> tuple[Any, float, Mapping[str, Any]]:
+        try:
+            request = self._camera.capture_request(wait=self.params.capture_timeout_s)
+        except TimeoutError:
+            raise
+        except RuntimeError as exc:  # one failed frame; the camera goes on
+            raise CorruptFrameError(f"{self.name}: capture failed: {exc}") from exc
+        try:
+            array = request.make_array("main")
+            metadata = request.get_metadata()
+        finally:
+            request.release()
+        if array is None or getattr(array, "ndim", 0) != 3:
+            raise CorruptFrameError(
+                f"{self.name}: truncated buffer of shape {getattr(array, 'shape', None)}"
+            )
+        if array.shape[2] == 4:  # XBGR8888 / XRGB8888
+            array = array[:, :, :3]
+        expected = (self.size[1], self.size[0], 3)
+        if array.shape != expected:
+            raise CorruptFrameError(f"{self.name}: frame of shape {array.shape}, expected {expected}")
+        timestamp_ns = metadata.get("SensorTimestamp")
+        timestamp_s = timestamp_ns / 1e9 if timestamp_ns is not None else time.monotonic()
+        return array, timestamp_s, metadata
+
+    def _settle_and_lock(self, available: Mapping[str, Any]) -> None:
+        assert self._grabber is not None
+        params = self.params
+        history: list[Mapping[str, Any]] = []
+        deadline = time.monotonic() + params.settle_timeout_s
+        while time.monotonic() < deadline:
+            try:
+                frame = self._grabber.read()
+            except CorruptFrameError:
+                continue
+            history.append(frame.meta)
+            if is_settled(history, params.settle_window_frames, params.settle_tolerance):
+                self.settled = True
+                break
+        if not history:
+            raise SourceLostError(f"{self.name}: no frame while settling exposure")
+        last = history[-1]
+        self._apply_lock({k: last[k] for k in LOCKED_CONTROL_NAMES if k in last}, available)
+
+    def _apply_lock(self, values: Mapping[str, Any], available: Mapping[str, Any]) -> None:
+        controls: dict[str, Any] = {}
+        if "AeEnable" in available:
+            controls["AeEnable"] = False
+        if "AwbEnable" in available and "ColourGains" in values:
+            controls["AwbEnable"] = False
+        for name, value in values.items():
+            if name not in available:
+                continue
+            if name == "ExposureTime":
+                value = int(round(float(value)))
+            elif name in ("AnalogueGain", "LensPosition"):
+                value = float(value)
+            elif name == "ColourGains":
+                value = (float(value[0]), float(value[1]))
+            controls[name] = value
+        self._camera.set_controls(controls)
+        self._locked = {k: v for k, v in controls.items() if k not in ("AeEnable", "AwbEnable")}
+
+    # --- the FrameSource protocol ------------------------------------------------------------
+    def locked_controls(self) -> dict[str, Any]:
+        """The fixed exposure (us), gain, colour gains (r, b) and focus: JSON-able, re-appliable."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self._locked.items()}
+
+    def read(self) -> Frame:
+        if self._grabber is None:
+            raise SourceLostError(f"{self.name}: the source is closed")
+        frame = self._grabber.read()
+        meta = dict(frame.meta)
+        meta["source"] = self.name
+        return Frame(frame.image, frame.timestamp_s, frame.index, meta)
+
+    def _close_camera(self) -> None:
+        camera, self._camera = self._camera, None
+        if camera is None:
+            return
+        try:
+            camera.stop()
+        finally:
+            camera.close()
+
+    def close(self) -> None:
+        grabber, self._grabber = self._grabber, None
+        if grabber is not None:
+            grabber.stop(join_timeout_s=self.params.capture_timeout_s + 1.0)
+        if getattr(self, "_camera", None) is not None:
+            self._close_camera()
+
+
+def describe_cameras(picamera2_class: type | None = None) -> tuple[bool, str, list[dict[str, Any]]]:
+    """(picamera2 importable, a one-line detail, the cameras libcamera sees) for `referee sources`."""
+    try:
+        cls = picamera2_class if picamera2_class is not None else _import_picamera2()
+    except MissingBackendError as exc:
+        return False, str(exc), []
+    try:
+        cameras = [dict(c) for c in cls.global_camera_info()]
+    except Exception as exc:  # noqa: BLE001
+        return True, f"picamera2 imported, but listing cameras failed: {exc}", []
+    if not cameras:
+        return True, "picamera2 imported; no camera connected", []
+    names = ", ".join(f"picamera2:{i} ({c.get('Model', '?')})" for i, c in enumerate(cameras))
+    return True, names, cameras
+
+
+__all__ = ["Picamera2Params", "Picamera2Source", "describe_cameras", "is_settled", "INSTALL_HINT",
+           "DEFAULT_SIZES"]

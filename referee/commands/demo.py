@@ -1,0 +1,56 @@
+"""`referee demo`: the simulated table plays a match, the referee judges it, the page shows it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from referee.commands.serve import add_server_options, check_pin, run_service
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--game", choices=("dition", "domination"), default="dition")
+    parser.add_argument("--seed", type=int, default=7, help="which generated match to play")
+    parser.add_argument("--speed", type=float, default=1.0,
+                        help="frames per second = 5 x speed (the referee keeps up to ~10)")
+    parser.add_argument("--quiet", action="store_true", help="do not print the verdicts")
+    add_server_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from referee.log import MatchLog
+    from referee.service import RefereeService
+    from referee.simtable import scripted_table
+
+    check_pin(args.host, args.pin)
+    db = Path(args.db) if args.db else Path(tempfile.gettempdir()) / "tabletop-referee-demo.sqlite"
+    log = MatchLog(db)
+    fps = 5.0 * args.speed
+    game = args.game
+    service = RefereeService(
+        log,
+        lambda restart: scripted_table(game, args.seed + restart),
+        game=game,
+        source_spec=f"sim:{game}:{args.seed}",
+        max_fps=fps,
+        resume=False,
+        demo=True,
+    )
+    if not args.quiet:
+        sub = service.subscribe()
+
+        def show() -> None:
+            for event in sub:
+                if event.get("type") in ("move", "end", "warning", "question", "instruction",
+                                          "board", "start"):
+                    text = event.get("text") or json.dumps(event)
+                    print(f"[{event.get('type')}] {text}", flush=True)
+
+        import threading
+
+        threading.Thread(target=show, name="demo-printer", daemon=True).start()
+    print(f"referee demo: match log {db}", file=sys.stderr, flush=True)
+    return run_service(service, args)

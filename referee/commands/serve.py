@@ -1,0 +1,108 @@
+"""`referee serve`: watch a real board through a camera and serve the page."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+from typing import Any
+
+from referee.commands._common import (
+    add_board_options, add_db, load_calibration, open_log, parse_corners, say,
+)
+
+
+def add_server_options(parser: argparse.ArgumentParser, *, default_port: int = 8000) -> None:
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (0.0.0.0 for phones on the network; "
+                        "then --pin is required)")
+    parser.add_argument("--port", type=int, default=default_port)
+    parser.add_argument("--pin", default=None,
+                        help="PIN that protects the controls (spectators can still watch)")
+    add_db(parser)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--source", default="auto",
+                        help="frame source spec: picamera2[:N], webcam[:N], a video file, a URL, "
+                        "a folder of images, sim:dition[:SEED] (default: auto)")
+    parser.add_argument("--game", choices=("dition", "domination"), default="dition")
+    parser.add_argument("--players", metavar="G,R", help="Domination colours in turn order")
+    add_board_options(parser)
+    add_server_options(parser)
+    parser.add_argument("--no-resume", action="store_true",
+                        help="start a new match even if the log has an unfinished one")
+    parser.add_argument("--max-fps", type=float, default=8.0)
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return host == "localhost"
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_pin(host: str, pin: str | None) -> None:
+    if not is_loopback(host) and not pin:
+        raise SystemExit(
+            f"referee: listening on {host} makes the page reachable from other machines: "
+            "set a PIN for the controls with --pin"
+        )
+
+
+def auto_source() -> str:
+    try:
+        import hardware
+
+        for kind, available, _ in hardware.available_sources():
+            if kind == "picamera2" and available:
+                return "picamera2"
+    except Exception:  # noqa: BLE001 - fall back to a webcam
+        pass
+    return "webcam:0"
+
+
+def run_service(service: Any, args: argparse.Namespace) -> int:
+    from web.server import serve
+
+    service.start()
+    try:
+        serve(service, host=args.host, port=args.port, pin=args.pin)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        service.stop()
+        service.log.close()
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from referee.loop import LoopSettings
+    from referee.service import RefereeService
+    from referee.sources import is_still_folder, open_any
+
+    check_pin(args.host, args.pin)
+    spec = auto_source() if args.source == "auto" else args.source
+    players = [p.strip() for p in args.players.split(",")] if args.players else None
+    log = open_log(args.db)
+    say(f"referee: match log {log.path}; source {spec}")
+    still = is_still_folder(spec)
+    service = RefereeService(
+        log,
+        lambda restart: open_any(spec, restart=restart),
+        game=args.game,
+        players=players,
+        source_spec=spec,
+        corners_px=parse_corners(args.corners),
+        calibration=load_calibration(args.calibration),
+        settings=LoopSettings(agree_frames=1 if still else 2, use_motion=not still),
+        max_fps=args.max_fps,
+        resume=not args.no_resume,
+    )
+    return run_service(service, args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(1)

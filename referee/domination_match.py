@@ -1,0 +1,434 @@
+"""The Domination match state machine: stack tops (and heights) in, moves and instructions out.
+
+A camera sees only the top of each stack, so the referee keeps the full stacks by inferring every
+move from what changed. When several moves explain the picture and lead to different stacks, every
+one is kept as a hypothesis and the players are asked; a later move that only one hypothesis can
+explain settles it too. A reserve placed on the mover's own stack changes no top: with height
+estimates the referee sees the stack grow and asks the players to confirm it; without them the
+players tell it with the `invisible` control.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from rules import domination as rdom
+from referee.errors import CommandError
+
+GAME = "domination"
+
+
+def state_json(state: Any) -> dict[str, Any]:
+    return {
+        "players": list(state.players),
+        "stacks": {c: s for c, s in sorted(state.stacks.items()) if s},
+        "reserves": dict(state.reserves),
+        "captured": {p: dict(v) for p, v in state.captured.items()},
+        "to_move": state.to_move,
+        "move_number": state.move_number,
+        "text": state.to_text(),
+    }
+
+
+def state_from_json(data: Mapping[str, Any]) -> Any:
+    return rdom.State.from_text(data["text"])
+
+
+def tops_of(state: Any) -> dict[str, str]:
+    return {cell: (state.stacks.get(cell) or ".")[-1] for cell in rdom.CELLS}
+
+
+@dataclass(frozen=True)
+class _Hypothesis:
+    state: Any
+    moves: tuple[Any, ...]  # moves since the last certain state
+    results: tuple[Any, ...]
+    movers: tuple[str, ...] = ()
+
+
+def _overflow_text(move: Any, result: Any, mover: str) -> str | None:
+    removed = result.removed
+    if not removed:
+        return None
+    cell = move.to_json().get("to") or move.to_json().get("place")
+    own = removed.count(mover)
+    others: dict[str, int] = {}
+    for piece in removed:
+        if piece != mover:
+            others[piece] = others.get(piece, 0) + 1
+    parts = [f"{n} {p} captured" for p, n in sorted(others.items())]
+    if own:
+        parts.append(f"{own} {mover} to {mover}'s reserve")
+    return f"remove {len(removed)} from the bottom of {cell}: " + ", ".join(parts)
+
+
+class DominationMatch:
+    game = GAME
+
+    def __init__(
+        self,
+        state: Any | None = None,
+        *,
+        players: Sequence[str] = ("G", "R"),
+        phase: str | None = None,
+        winner: str | None = None,
+        history: Sequence[Any] = (),
+        variant: Any = None,
+        auto_confirm: bool = False,
+    ) -> None:
+        self._players = tuple(players)
+        self.auto_confirm = auto_confirm
+        self.variant = variant
+        self.hypotheses: list[_Hypothesis] = []
+        if state is not None:
+            self.hypotheses = [_Hypothesis(state, (), ())]
+        self.phase = phase or ("await_move" if state is not None else "setup")
+        self.winner = winner
+        self.history: list[Any] = list(history)
+        self.instruction: dict[str, Any] = self._to_move_instruction()
+        self.last_move: dict[str, Any] | None = None
+        self._question: dict[str, Any] | None = None
+        self._proposed_start: Any = None
+        self._last_signature: object = None
+        self._qseq = 0
+
+    # -- view --------------------------------------------------------------------------------
+    @property
+    def players(self) -> tuple[str, ...]:
+        return self._players
+
+    @property
+    def state(self) -> Any:
+        return self.hypotheses[0].state if self.hypotheses else None
+
+    @property
+    def to_move(self) -> str | None:
+        return None if self.phase in ("over", "setup") or self.state is None else self.state.to_move
+
+    def snapshot(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"phase": "await_move" if self.phase == "question" else self.phase}
+        if self.state is not None:
+            out["state"] = state_json(self.state)
+        if self.winner is not None:
+            out["winner"] = self.winner
+        out["players"] = list(self._players)
+        return out
+
+    @classmethod
+    def resume(cls, snapshot: Mapping[str, Any], history: Sequence[Any] = (), **kw: Any):
+        state = state_from_json(snapshot["state"]) if snapshot.get("state") else None
+        return cls(
+            state,
+            players=snapshot.get("players", ("G", "R")),
+            phase=snapshot.get("phase"),
+            winner=snapshot.get("winner"),
+            history=history,
+            **kw,
+        )
+
+    def position_json(self) -> dict[str, Any]:
+        if self.state is None:
+            return {"stacks": {}, "reserves": {}, "captured": {}}
+        s = state_json(self.state)
+        return {k: s[k] for k in ("stacks", "reserves", "captured")}
+
+    def question(self) -> dict[str, Any] | None:
+        return self._question if self.phase == "question" else None
+
+    def _to_move_instruction(self, prefix: str = "") -> dict[str, Any]:
+        if self.phase == "setup":
+            return {"kind": "info", "text": "Set up the pieces; the referee reads the start",
+                    "highlight": []}
+        if self.phase == "over":
+            return {"kind": "over", "text": "The match is over", "highlight": []}
+        return {"kind": "info", "text": f"{prefix}{self.to_move} to move", "highlight": []}
+
+    def _warn_once(self, signature: object, event: dict[str, Any]) -> list[dict[str, Any]]:
+        if signature == self._last_signature:
+            return []
+        self._last_signature = signature
+        self.instruction = {"kind": "warning", "text": event["text"],
+                            "highlight": event.get("highlight", [])}
+        return [event]
+
+    # -- readings ----------------------------------------------------------------------------
+    def observe(
+        self,
+        tops: Mapping[str, str],
+        heights: Mapping[str, float] | None = None,
+        height_sigma: Mapping[str, float] | None = None,
+    ) -> list[dict[str, Any]]:
+        tops = {c: (tops.get(c) or ".") for c in rdom.CELLS}
+        if self.phase == "over":
+            return []
+        if self.phase == "setup":
+            return self._observe_setup(tops)
+        if self.phase == "question" and self._question and self._question["kind"] == "confirm":
+            return []
+        return self._observe_move(tops, heights, height_sigma)
+
+    def _observe_setup(self, tops: Mapping[str, str]) -> list[dict[str, Any]]:
+        if len(self._players) == 2:
+            start = rdom.State.standard_start(self._players)
+            wrong = [c for c in rdom.CELLS if tops_of(start)[c] != tops[c]]
+            if wrong and self.auto_confirm:
+                stacks = {c: t for c, t in tops.items() if t != "."}
+                return self._start(rdom.State.from_setup(stacks, self._players),
+                                   "Start position read from the camera")
+            if wrong:
+                return self._warn_once(
+                    ("setup", tuple(wrong)),
+                    {"type": "warning", "code": "setup",
+                     "text": "Set up the standard start: " + ", ".join(
+                         f"{c} should be {tops_of(start)[c]}" for c in wrong[:6])
+                     + (" ..." if len(wrong) > 6 else ""),
+                     "highlight": [{"cell": c, "role": "wrong"} for c in wrong]},
+                )
+            return self._start(start, "Standard start recognised")
+        stacks = {c: t for c, t in tops.items() if t != "."}
+        unknown = sorted({t for t in stacks.values()} - set(self._players))
+        if unknown:
+            return self._warn_once(("setup", tuple(unknown)),
+                                   {"type": "warning", "code": "setup",
+                                    "text": f"Pieces of colours {unknown} are not in this match"})
+        state = rdom.State.from_setup(stacks, self._players)
+        if self.auto_confirm:
+            return self._start(state, "Start position read from the camera")
+        self._proposed_start = state
+        self.phase = "question"
+        self._qseq += 1
+        counts = {p: sum(1 for t in stacks.values() if t == p) for p in self._players}
+        self._question = {
+            "id": f"setup-{self._qseq}", "kind": "confirm",
+            "text": "Start position read: " + ", ".join(f"{p} {n}" for p, n in counts.items())
+            + " pieces. Is that right?",
+            "choices": [{"id": "yes", "label": "yes, start"}, {"id": "no", "label": "read again"}],
+        }
+        self.instruction = {"kind": "question", "text": self._question["text"], "highlight": []}
+        return [{"type": "question", **self._question}]
+
+    def _start(self, state: Any, text: str) -> list[dict[str, Any]]:
+        self.hypotheses = [_Hypothesis(state, (), ())]
+        self.phase = "await_move"
+        self._last_signature = None
+        self.instruction = self._to_move_instruction(prefix=text + ". ")
+        return [{"type": "start", "position": self.position_json(), "text": text}]
+
+    def _observe_move(self, tops, heights, height_sigma) -> list[dict[str, Any]]:
+        # Keep only the hypotheses that explain the picture (no change, or a move).
+        explained: list[tuple[_Hypothesis, list[Any]]] = []
+        unchanged = False
+        for h in self.hypotheses:
+            if tops_of(h.state) == dict(tops):
+                unchanged = True
+                explained.append((h, []))
+                continue
+            cands = rdom.infer_moves(h.state, tops, heights, height_sigma)
+            if cands:
+                explained.append((h, cands))
+        if unchanged and all(not c for _, c in explained):
+            if self._last_signature is not None:
+                self._last_signature = None
+                self.instruction = self._to_move_instruction()
+                return [{"type": "info", "text": "The board matches again"}]
+            return self._check_invisible(heights, height_sigma)
+        moved = [(h, c) for h, c in explained if c]
+        if not moved:
+            changed = [c for c in rdom.CELLS if tops_of(self.state)[c] != tops[c]]
+            return self._warn_once(
+                ("nomove", tuple(changed)),
+                {"type": "warning", "code": "no_legal_move",
+                 "text": f"No legal move of {self.state.to_move} explains this picture "
+                 f"(changed: {', '.join(changed)}): put the board back",
+                 "highlight": [{"cell": c, "role": "wrong"} for c in changed]},
+            )
+        new: list[_Hypothesis] = []
+        for h, cands in moved:
+            for cand in cands:
+                after, result = rdom.apply_move(h.state, cand.move)
+                if any(n.state == after for n in new):
+                    continue
+                new.append(_Hypothesis(after, h.moves + (cand.move,), h.results + (result,),
+                                       h.movers + (h.state.to_move,)))
+        events: list[dict[str, Any]] = []
+        if len(self.hypotheses) > 1 and len({id(h) for h, _ in moved}) == 1:
+            events.append({"type": "resolved", "text": "The next move settled the ambiguity"})
+        self.hypotheses = new
+        self._last_signature = None
+        if len(new) == 1:
+            return events + self._commit(new[0])
+        return events + self._ask_ambiguous()
+
+    def _check_invisible(self, heights, height_sigma) -> list[dict[str, Any]]:
+        if heights is None or len(self.hypotheses) != 1:
+            return []
+        state = self.state
+        mover = state.to_move
+        if state.reserves.get(mover, 0) <= 0:
+            return []
+        grown = [
+            c for c, s in state.stacks.items()
+            if s and s[-1] == mover and c in heights
+            and heights[c] - min(len(s) + 1, rdom.MAX_HEIGHT) > -0.5
+            and len(s) < rdom.MAX_HEIGHT
+            and heights[c] - len(s) > 0.5 + 2 * (height_sigma or {}).get(c, 0.0)
+        ]
+        if len(grown) != 1:
+            return []
+        return self._ask_invisible(grown[0])
+
+    def _ask_invisible(self, cell: str) -> list[dict[str, Any]]:
+        self._qseq += 1
+        mover = self.state.to_move
+        self._question = {
+            "id": f"inv-{self._qseq}", "kind": "invisible",
+            "text": f"Did {mover} place a reserve on {cell}?",
+            "choices": [{"id": "yes", "label": f"yes, {mover} placed on {cell}"},
+                        {"id": "no", "label": "no"}],
+            "cell": cell,
+        }
+        self.phase = "question"
+        self.instruction = {"kind": "question", "text": self._question["text"],
+                            "highlight": [{"cell": cell, "role": "borderline"}]}
+        return [{"type": "question", **self._question}]
+
+    def _ask_ambiguous(self) -> list[dict[str, Any]]:
+        self._qseq += 1
+        choices = []
+        arrows = []
+        for i, h in enumerate(self.hypotheses):
+            m = h.moves[-1].to_json()
+            label = f"+{m['place']}" if "place" in m else f"{m['from']}→{m['to']} ({m['count']})"
+            choices.append({"id": str(i), "label": label, "move": m})
+            if "from" in m:
+                arrows.append({"from": m["from"], "to": m["to"]})
+        self._question = {
+            "id": f"amb-{self._qseq}", "kind": "ambiguous",
+            "text": "Several moves fit this picture: which one was it?",
+            "choices": choices, "arrows": arrows,
+        }
+        self.phase = "question"
+        self.instruction = {"kind": "question", "text": self._question["text"], "highlight": []}
+        return [{"type": "question", **self._question}]
+
+    def _commit(self, h: _Hypothesis) -> list[dict[str, Any]]:
+        """Log the moves of a now-certain hypothesis."""
+        events: list[dict[str, Any]] = []
+        self.hypotheses = [_Hypothesis(h.state, (), ())]
+        for move, result, mover in zip(h.moves, h.results, h.movers):
+            events += self._move_events(move, result, mover)
+        self.phase = "await_move"
+        end = rdom.outcome(h.state)
+        if end is not None:
+            self.phase = "over"
+            self.winner = getattr(end, "winner", None)
+            if isinstance(self.winner, (tuple, list)):
+                self.winner = "+".join(self.winner)
+            reason = getattr(getattr(end, "termination", None), "value", str(end))
+            text = f"{self.winner} wins ({reason})" if self.winner else f"Game over ({reason})"
+            self.instruction = {"kind": "over", "text": text, "highlight": []}
+            events.append({"type": "end", "winner": self.winner, "reason": reason, "text": text})
+        return events
+
+    def _move_events(self, move: Any, result: Any, mover: str) -> list[dict[str, Any]]:
+        mj = move.to_json()
+        self.history.append(move)
+        text = (f"{mover} places a reserve on {mj['place']}" if "place" in mj
+                else f"{mover} moves {mj['count']} from {mj['from']} to {mj['to']}")
+        event = {"type": "move", "colour": mover, "move": mj, "removed": result.removed,
+                 "text": text}
+        self.last_move = event
+        events = [event]
+        overflow = _overflow_text(move, result, mover)
+        if overflow:
+            cell = mj.get("to") or mj.get("place")
+            self.instruction = {"kind": "remove", "text": f"{text}: {overflow}",
+                                "highlight": [{"cell": cell, "role": "remove"}]}
+            events.append({"type": "instruction", "kind": "remove", "text": overflow,
+                           "cell": cell})
+        else:
+            self.instruction = {"kind": "info", "text": f"{text}. {self.to_move} to move",
+                                "highlight": [{"cell": mj.get("to") or mj.get("place"),
+                                               "role": "placed"}]}
+        return events
+
+    # -- controls ----------------------------------------------------------------------------
+    def answer(self, question_id: str, choice: str) -> list[dict[str, Any]]:
+        q = self._question
+        if self.phase != "question" or q is None:
+            raise CommandError("no_question", "there is no open question")
+        if question_id != q["id"]:
+            raise CommandError("stale_question", f"question {question_id!r} is no longer open")
+        valid = [c["id"] for c in q["choices"]]
+        if choice not in valid:
+            raise CommandError("bad_choice", f"choose one of {valid}, not {choice!r}")
+        self._question = None
+        ev = {"type": "answer", "question": question_id, "choice": choice,
+              "text": f"Players answered: {next(c['label'] for c in q['choices'] if c['id'] == choice)}"}
+        if q["kind"] == "confirm":
+            if choice == "yes":
+                return [ev] + self._start(self._proposed_start, "Start position confirmed")
+            self.phase = "setup"
+            self._last_signature = None
+            return [ev]
+        if q["kind"] == "invisible":
+            self.phase = "await_move"
+            if choice == "no":
+                return [ev]
+            move = rdom.Move.place(q["cell"])
+            after, result = rdom.apply_move(self.state, move)
+            return [ev] + self._commit(_Hypothesis(after, (move,), (result,), (self.state.to_move,)))
+        # ambiguous
+        self.phase = "await_move"
+        return [ev] + self._commit(self.hypotheses[int(choice)])
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The recording ended: an ambiguity still open takes the most likely move."""
+        if len(self.hypotheses) > 1:
+            self._question = None
+            events: list[dict[str, Any]] = [{"type": "info", "code": "unresolved",
+                                             "text": "Ambiguity never settled: taking the most "
+                                             "likely move"}]
+            return events + self._commit(self.hypotheses[0])
+        return []
+
+    def invisible(self, cell: str) -> list[dict[str, Any]]:
+        """The players say the mover placed a reserve on `cell` (no top changed)."""
+        if self.phase != "await_move" or len(self.hypotheses) != 1:
+            raise CommandError("busy", f"cannot record a reserve placement now ({self.phase})")
+        move = rdom.Move.place(cell)
+        reason = rdom.check_move(self.state, move)
+        if reason:
+            raise CommandError("illegal", f"{move!r} is not legal here: {reason}")
+        after, result = rdom.apply_move(self.state, move)
+        return self._commit(_Hypothesis(after, (move,), (result,), (self.state.to_move,)))
+
+    def undo(self) -> list[dict[str, Any]]:
+        raise CommandError("not_supported", "undo in Domination: correct the position instead")
+
+    def draw(self) -> list[dict[str, Any]]:
+        if self.phase == "over":
+            raise CommandError("match_over", "the match is already over")
+        self.phase = "over"
+        self.winner = None
+        text = "Draw agreed by the players"
+        self.instruction = {"kind": "over", "text": text, "highlight": []}
+        return [{"type": "end", "winner": None, "reason": "agreement", "text": text}]
+
+    def correct(self, payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """`{"cell": "d4", "stack": "GRG"}`: the players say what a stack really holds."""
+        if self.phase not in ("await_move",) or len(self.hypotheses) != 1:
+            raise CommandError("busy", f"cannot correct the position now ({self.phase})")
+        try:
+            cell, stack = str(payload["cell"]), str(payload["stack"])
+        except KeyError as exc:
+            raise CommandError("bad_correction", f"a correction needs 'cell' and 'stack': {exc}")
+        if cell not in rdom.CELLS:
+            raise CommandError("bad_correction", f"{cell!r} is not a playable cell")
+        text_state = self.state.with_stack(cell, stack) if hasattr(self.state, "with_stack") else None
+        if text_state is None:
+            raise CommandError("not_supported", "this rules engine cannot correct stacks")
+        self.hypotheses = [_Hypothesis(text_state, (), ())]
+        return [{"type": "correction", "text": f"{cell} corrected to {stack or 'empty'}",
+                 "request": dict(payload)}]

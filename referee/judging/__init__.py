@@ -1,0 +1,79 @@
+"""`referee judge`: one JSON request in, one JSON answer out, dispatched on `"game"`.
+
+Each game has a module with `judge(obj: dict) -> dict` (imported lazily, on the first line that
+names the game). A request that is malformed gets `{"error": "..."}` naming the problem; the
+game modules signal that by raising `ValueError` (their package's leaf errors subclass it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+#: game name -> module with `judge(obj) -> dict`
+GAMES: dict[str, str] = {
+    "dition": "referee.judging.dition",
+    "domination": "referee.judging.domination",
+}
+
+_Judge = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _judge_for(game: str) -> _Judge | None:
+    module_name = GAMES[game]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name.startswith(exc.name):
+            return None
+        raise
+    judge = getattr(module, "judge", None)
+    return judge if callable(judge) else None
+
+
+def judge_object(obj: Any) -> dict[str, Any]:
+    """Judge one decoded request; never raises for bad input (answers `{"error": ...}`)."""
+    if not isinstance(obj, dict):
+        return {"error": f"expected a JSON object, got {_json_type(obj)}"}
+    game = obj.get("game")
+    if "game" not in obj:
+        return {"error": f"missing field 'game' (one of: {', '.join(GAMES)})"}
+    if not isinstance(game, str) or game not in GAMES:
+        return {"error": f"unknown game {game!r}; known games: {', '.join(GAMES)}"}
+    judge = _judge_for(game)
+    if judge is None:
+        return {"error": f"game {game!r} is not available"}
+    try:
+        answer = judge(obj)
+    except ValueError as exc:  # malformed request: the game module names the problem
+        return {"error": str(exc)}
+    except Exception as exc:  # a bug must not stop the stream: report it and go on
+        traceback.print_exc(file=sys.stderr)
+        return {"error": f"internal error judging this line: {type(exc).__name__}: {exc}"}
+    return answer
+
+
+def judge_line(line: str) -> dict[str, Any]:
+    """Judge one line of JSON Lines input."""
+    text = line.strip()
+    if not text:
+        return {"error": "empty line: expected one JSON object"}
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return {"error": f"not valid JSON: {exc.msg} at column {exc.colno}"}
+    except RecursionError:
+        return {"error": "not valid JSON: nested too deeply"}
+    return judge_object(obj)
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    for kind, name in names.items():
+        if isinstance(value, kind):
+            return name
+    return "a number"

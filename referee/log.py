@@ -1,0 +1,403 @@
+"""The match log: one SQLite file (WAL), every event committed as it happens.
+
+Tables: `matches` (game, variant, players, start/end, result), `events` (an append-only sequence
+per match: moves, verdicts, instructions, warnings, questions, answers, corrections, undo — each
+with the position after it) and `snapshots` (the JPEG frame behind a verdict). Nothing is ever
+rewritten: a correction or an undo is a new event. A match without `ended_at` is open and is
+resumed by `referee serve` after a crash or power cut.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+from referee.errors import RefereeError
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS matches (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    game TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    players TEXT NOT NULL,
+    source TEXT,
+    started_at TEXT NOT NULL,
+    ended_at TEXT,
+    result TEXT,
+    start_position TEXT
+);
+CREATE TABLE IF NOT EXISTS events (
+    match_id INTEGER NOT NULL REFERENCES matches(id),
+    seq INTEGER NOT NULL,
+    time TEXT NOT NULL,
+    type TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    position TEXT,
+    PRIMARY KEY (match_id, seq)
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    match_id INTEGER NOT NULL REFERENCES matches(id),
+    seq INTEGER NOT NULL,
+    jpeg BLOB NOT NULL,
+    PRIMARY KEY (match_id, seq)
+);
+"""
+
+EXPORT_FORMATS = {"json": "application/json", "csv": "text/csv", "txt": "text/plain"}
+
+
+class MatchLogError(RefereeError, OSError):
+    """The log file cannot be opened or is not a referee log."""
+
+
+class UnknownMatchError(RefereeError, LookupError):
+    """No match with that id in the log."""
+
+    def __init__(self, match_id: object) -> None:
+        super().__init__(f"no match {match_id!r} in the log")
+        self.match_id = match_id
+
+
+class ExportFormatError(RefereeError, ValueError):
+    """An export format other than json, csv or txt."""
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def default_db_path() -> Path:
+    """`$XDG_DATA_HOME/tabletop-referee/referee.sqlite` (or ~/.local/share/...)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "tabletop-referee" / "referee.sqlite"
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    id: int
+    game: str
+    variant: str
+    players: tuple[str, ...]
+    source: str | None
+    started_at: str
+    ended_at: str | None
+    result: Mapping[str, Any] | None
+    start_position: Mapping[str, Any] | None
+    events: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "game": self.game,
+            "variant": self.variant,
+            "players": list(self.players),
+            "source": self.source,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "result": self.result,
+            "events": self.events,
+        }
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    match_id: int
+    seq: int
+    time: str
+    type: str
+    payload: Mapping[str, Any]
+    position: Mapping[str, Any] | None
+    has_snapshot: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"seq": self.seq, "time": self.time, **self.payload, "type": self.type}
+        out["snapshot"] = self.has_snapshot
+        return out
+
+
+class MatchLog:
+    """Thread-safe access to one log file. Writers commit each event at once."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(_SCHEMA)
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+            )
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise MatchLogError(f"cannot open the match log {self.path}: {exc}") from exc
+        if row is None or int(row[0]) > SCHEMA_VERSION:
+            raise MatchLogError(
+                f"{self.path} was written by a newer referee (schema {row and row[0]})"
+            )
+        self._lock = threading.RLock()
+
+    # -- writing ---------------------------------------------------------------------------
+    def new_match(
+        self,
+        game: str,
+        players: Sequence[str],
+        *,
+        variant: str = "standard",
+        source: str | None = None,
+        start_position: Mapping[str, Any] | None = None,
+    ) -> int:
+        with self._lock:
+            cur = self._db.execute(
+                "INSERT INTO matches(game, variant, players, source, started_at, start_position)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    game,
+                    variant,
+                    json.dumps(list(players)),
+                    source,
+                    now_iso(),
+                    json.dumps(start_position) if start_position is not None else None,
+                ),
+            )
+            return int(cur.lastrowid or 0)
+
+    def append(
+        self,
+        match_id: int,
+        event: Mapping[str, Any],
+        *,
+        position: Mapping[str, Any] | None = None,
+        snapshot_jpeg: bytes | None = None,
+    ) -> EventRecord:
+        """Commit one event (its dict must have a "type"); returns it with its sequence number."""
+        if "type" not in event:
+            raise ValueError(f"an event needs a 'type': {event!r}")
+        payload = {k: v for k, v in event.items() if k not in ("type", "seq", "time")}
+        time = now_iso()
+        with self._lock:
+            self._require(match_id)
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                (last,) = self._db.execute(
+                    "SELECT COALESCE(MAX(seq), 0) FROM events WHERE match_id=?", (match_id,)
+                ).fetchone()
+                seq = int(last) + 1
+                self._db.execute(
+                    "INSERT INTO events(match_id, seq, time, type, payload, position)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        match_id,
+                        seq,
+                        time,
+                        str(event["type"]),
+                        json.dumps(payload),
+                        json.dumps(position) if position is not None else None,
+                    ),
+                )
+                if snapshot_jpeg:
+                    self._db.execute(
+                        "INSERT INTO snapshots(match_id, seq, jpeg) VALUES (?, ?, ?)",
+                        (match_id, seq, sqlite3.Binary(snapshot_jpeg)),
+                    )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return EventRecord(
+            match_id, seq, time, str(event["type"]), payload, position, bool(snapshot_jpeg)
+        )
+
+    def end_match(self, match_id: int, result: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._require(match_id)
+            self._db.execute(
+                "UPDATE matches SET ended_at=?, result=? WHERE id=? AND ended_at IS NULL",
+                (now_iso(), json.dumps(result), match_id),
+            )
+
+    # -- reading ---------------------------------------------------------------------------
+    def _require(self, match_id: int) -> None:
+        row = self._db.execute("SELECT 1 FROM matches WHERE id=?", (match_id,)).fetchone()
+        if row is None:
+            raise UnknownMatchError(match_id)
+
+    def _match_from_row(self, row: Sequence[Any]) -> MatchRecord:
+        return MatchRecord(
+            id=int(row[0]),
+            game=row[1],
+            variant=row[2],
+            players=tuple(json.loads(row[3])),
+            source=row[4],
+            started_at=row[5],
+            ended_at=row[6],
+            result=json.loads(row[7]) if row[7] else None,
+            start_position=json.loads(row[8]) if row[8] else None,
+            events=int(row[9]),
+        )
+
+    _MATCH_COLUMNS = (
+        "m.id, m.game, m.variant, m.players, m.source, m.started_at, m.ended_at, m.result,"
+        " m.start_position, (SELECT COUNT(*) FROM events e WHERE e.match_id=m.id)"
+    )
+
+    def list_matches(self) -> list[MatchRecord]:
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {self._MATCH_COLUMNS} FROM matches m ORDER BY m.id DESC"
+            ).fetchall()
+        return [self._match_from_row(r) for r in rows]
+
+    def match(self, match_id: int) -> MatchRecord:
+        with self._lock:
+            row = self._db.execute(
+                f"SELECT {self._MATCH_COLUMNS} FROM matches m WHERE m.id=?", (match_id,)
+            ).fetchone()
+        if row is None:
+            raise UnknownMatchError(match_id)
+        return self._match_from_row(row)
+
+    def open_match(self, game: str | None = None) -> MatchRecord | None:
+        """The most recent match that has not ended (to resume after a crash)."""
+        query = f"SELECT {self._MATCH_COLUMNS} FROM matches m WHERE m.ended_at IS NULL"
+        args: tuple[Any, ...] = ()
+        if game is not None:
+            query += " AND m.game=?"
+            args = (game,)
+        with self._lock:
+            row = self._db.execute(query + " ORDER BY m.id DESC LIMIT 1", args).fetchone()
+        return self._match_from_row(row) if row else None
+
+    def events(self, match_id: int, *, after_seq: int = 0) -> list[EventRecord]:
+        with self._lock:
+            self._require(match_id)
+            rows = self._db.execute(
+                "SELECT e.seq, e.time, e.type, e.payload, e.position,"
+                " EXISTS(SELECT 1 FROM snapshots s WHERE s.match_id=e.match_id AND s.seq=e.seq)"
+                " FROM events e WHERE e.match_id=? AND e.seq>? ORDER BY e.seq",
+                (match_id, after_seq),
+            ).fetchall()
+        return [
+            EventRecord(
+                match_id,
+                int(r[0]),
+                r[1],
+                r[2],
+                json.loads(r[3]),
+                json.loads(r[4]) if r[4] else None,
+                bool(r[5]),
+            )
+            for r in rows
+        ]
+
+    def snapshot(self, match_id: int, seq: int) -> bytes | None:
+        with self._lock:
+            self._require(match_id)
+            row = self._db.execute(
+                "SELECT jpeg FROM snapshots WHERE match_id=? AND seq=?", (match_id, seq)
+            ).fetchone()
+        return bytes(row[0]) if row else None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- export ----------------------------------------------------------------------------
+    def export(self, match_id: int, fmt: str) -> tuple[str, bytes]:
+        """(mimetype, body) of one match as json, csv or a readable txt record."""
+        if fmt not in EXPORT_FORMATS:
+            raise ExportFormatError(
+                f"unknown export format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}"
+            )
+        record = self.match(match_id)
+        events = self.events(match_id)
+        if fmt == "json":
+            body = json.dumps(
+                {
+                    "match": record.to_json(),
+                    "start_position": record.start_position,
+                    "events": [e.to_json() | {"position": e.position} for e in events],
+                },
+                indent=1,
+            )
+        elif fmt == "csv":
+            body = _events_csv(events)
+        else:
+            body = "\n".join(game_record_lines(record, events)) + "\n"
+        return EXPORT_FORMATS[fmt], body.encode("utf-8")
+
+
+_CSV_FIELDS = ("seq", "time", "type", "colour", "x", "y", "move", "outcome", "removed", "text")
+
+
+def _events_csv(events: Sequence[EventRecord]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(_CSV_FIELDS)
+    for e in events:
+        p = e.payload
+        move = p.get("move")
+        writer.writerow(
+            [
+                e.seq,
+                e.time,
+                e.type,
+                p.get("colour", ""),
+                p.get("x", ""),
+                p.get("y", ""),
+                _move_text(move) if isinstance(move, Mapping) else "",
+                p.get("outcome", ""),
+                json.dumps(p["removed"]) if "removed" in p else "",
+                p.get("text", ""),
+            ]
+        )
+    return out.getvalue()
+
+
+def _move_text(move: Mapping[str, Any]) -> str:
+    if "place" in move:
+        return f"+{move['place']}"
+    return f"{move.get('from')}-{move.get('to')}x{move.get('count')}"
+
+
+def game_record_lines(record: MatchRecord, events: Sequence[EventRecord]) -> Iterator[str]:
+    """A readable game record, one line per move, for club archives."""
+    yield f"Match {record.id}: {record.game} ({record.variant})"
+    yield f"Players: {', '.join(record.players)}"
+    yield f"Started: {record.started_at}"
+    number = 0
+    for e in events:
+        p = e.payload
+        if e.type == "move":
+            number += 1
+            if record.game == "dition":
+                removed = p.get("removed") or []
+                line = f"{number:3d}. {p.get('colour', '?'):<5} ({p['x']:.2f}, {p['y']:.2f})"
+                line += f"  {p.get('outcome', '')}"
+                if removed:
+                    pts = ", ".join(f"({x:.2f}, {y:.2f})" for x, y in removed)
+                    line += f"  removes {len(removed)}: {pts}"
+            else:
+                line = f"{number:3d}. {p.get('colour', '?')} {_move_text(p.get('move', {}))}"
+                if p.get("removed"):
+                    line += f"  off the bottom: {p['removed']}"
+            yield line
+        elif e.type in ("answer", "correction", "undo", "draw"):
+            yield f"     [{e.type}] {p.get('text', '')}"
+        elif e.type == "end":
+            yield f"Result: {p.get('text') or (p.get('winner') or 'draw')} ({p.get('reason', '')})"
+    if record.ended_at:
+        yield f"Ended: {record.ended_at}"

@@ -1,0 +1,238 @@
+"""The referee loop: frames in, settled readings to the match, events to the log.
+
+`Referee.process(frame)` runs the vision on one frame: it finds the board (once, and again when the
+camera or the board was bumped), asks the scene monitor whether hands are off and the board is
+still, reads the pieces of a settled board, waits until the reading is the same on
+`settings.agree_frames` frames in a row, and hands it to the match state machine. The events that
+come out are committed to the match log at once, each with the position after it and, for the
+verdicts, a JPEG of the frame with the detections drawn over it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import cv2
+import numpy as np
+
+from referee.dition_match import DitionMatch
+from referee.domination_match import DominationMatch
+from referee.log import MatchLog
+from referee.matching import SeenDisc, diff_discs
+from vision import board as vboard
+from vision.errors import VisionError
+
+SNAPSHOT_EVENTS = {"move", "illegal", "end", "answer", "question", "warning", "start", "resolved"}
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    agree_frames: int = 2  # identical settled readings needed before acting
+    use_motion: bool = True  # False for a folder of stills: each still is settled if no hand
+    refind_every: int = 25  # frames between checks that the board has not moved
+    snapshot_quality: int = 80
+
+
+@dataclass
+class Reading:
+    """One settled reading, game-specific."""
+
+    discs: list[SeenDisc] = field(default_factory=list)
+    tops: dict[str, str] = field(default_factory=dict)
+    heights: dict[str, float] | None = None
+    height_sigma: dict[str, float] | None = None
+
+    def agrees(self, other: "Reading | None", game: str) -> bool:
+        if other is None:
+            return False
+        if game == "domination":
+            return self.tops == other.tops
+        if len(self.discs) != len(other.discs):
+            return False
+        triples = [(d.x, d.y, d.colour) for d in other.discs]
+        return diff_discs(triples, self.discs, tolerance=0.15).same
+
+
+Match = DitionMatch | DominationMatch
+Listener = Callable[[dict[str, Any]], None]
+
+
+class Referee:
+    """Owns one match and its vision state. The caller owns the frame source."""
+
+    def __init__(
+        self,
+        match: Match,
+        log: MatchLog,
+        match_id: int,
+        *,
+        corners_px: Sequence[Sequence[float]] | None = None,
+        intrinsics: Any = None,
+        colours: Mapping[str, Any] | None = None,
+        settings: LoopSettings = LoopSettings(),
+        listener: Listener | None = None,
+    ) -> None:
+        from vision.scene import SceneMonitor
+
+        self.match = match
+        self.game = match.game
+        self.log = log
+        self.match_id = match_id
+        self.corners_px = np.asarray(corners_px, dtype=float) if corners_px is not None else None
+        self.intrinsics = intrinsics
+        self.colours = dict(colours) if colours else None
+        self.settings = settings
+        self.listener = listener
+        self.board: Any = None
+        self.scene = SceneMonitor()
+        self.frames = 0
+        self.settled = False
+        self.hand = False
+        self.last_reading: Reading | None = None
+        self._candidate: Reading | None = None
+        self._agree = 0
+        self._acted_on: Reading | None = None
+        self.board_error: str | None = None
+        self.last_frame: np.ndarray | None = None
+        self.last_overlay: np.ndarray | None = None
+        self.timings_ms: dict[str, float] = {}
+
+    # -- events ------------------------------------------------------------------------------
+    def emit(self, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Commit events to the log (with position and snapshot) and tell the listener."""
+        out = []
+        for event in events:
+            jpeg = None
+            if event["type"] in SNAPSHOT_EVENTS and self.last_frame is not None:
+                jpeg = self.snapshot_jpeg()
+            record = self.log.append(
+                self.match_id, event, position=self.match.snapshot(), snapshot_jpeg=jpeg
+            )
+            full = {"seq": record.seq, "time": record.time, **event}
+            if event["type"] == "end":
+                self.log.end_match(
+                    self.match_id,
+                    {"winner": event.get("winner"), "reason": event.get("reason"),
+                     "text": event.get("text")},
+                )
+            out.append(full)
+            if self.listener:
+                self.listener(full)
+        return out
+
+    def snapshot_jpeg(self) -> bytes | None:
+        image = self.overlay_image()
+        if image is None:
+            return None
+        ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY,
+                                               self.settings.snapshot_quality])
+        return buf.tobytes() if ok else None
+
+    def overlay_image(self) -> np.ndarray | None:
+        if self.last_frame is None:
+            return None
+        from referee.overlay import draw_overlay
+
+        return draw_overlay(self.last_frame, self)
+
+    # -- frames --------------------------------------------------------------------------------
+    def process(self, image: np.ndarray) -> list[dict[str, Any]]:
+        """One frame in; the committed events out."""
+        self.frames += 1
+        self.last_frame = image
+        t0 = time.perf_counter()
+        events: list[dict[str, Any]] = []
+        if self.board is None or (
+            self.corners_px is None and self.frames % self.settings.refind_every == 0
+        ):
+            events += self._locate_board(image)
+            if self.board is None:
+                return self.emit(events)
+        t1 = time.perf_counter()
+        state = self.scene.update(image, self.board)
+        self.hand = bool(state.hand_present)
+        settled = bool(state.settled) if self.settings.use_motion else not state.hand_present
+        self.settled = settled
+        if not settled:
+            self._agree = 0
+            self._candidate = None
+            self.timings_ms = {"board": (t1 - t0) * 1e3, "scene": (time.perf_counter() - t1) * 1e3}
+            return self.emit(events)
+        t2 = time.perf_counter()
+        try:
+            reading = self.read(image)
+        except VisionError as exc:
+            return self.emit(events + [{"type": "warning", "code": "vision", "text": str(exc)}])
+        t3 = time.perf_counter()
+        self.last_reading = reading
+        self.timings_ms = {"board": (t1 - t0) * 1e3, "scene": (t2 - t1) * 1e3,
+                           "read": (t3 - t2) * 1e3}
+        if reading.agrees(self._candidate, self.game):
+            self._agree += 1
+        else:
+            self._candidate = reading
+            self._agree = 1
+        if self._agree < self.settings.agree_frames:
+            return self.emit(events)
+        if reading.agrees(self._acted_on, self.game):
+            return self.emit(events)  # nothing new since the last time we acted
+        self._acted_on = reading
+        events += self.feed(reading)
+        return self.emit(events)
+
+    def feed(self, reading: Reading) -> list[dict[str, Any]]:
+        if isinstance(self.match, DitionMatch):
+            return self.match.observe(reading.discs)
+        return self.match.observe(reading.tops, reading.heights, reading.height_sigma)
+
+    def _locate_board(self, image: np.ndarray) -> list[dict[str, Any]]:
+        previous = self.board
+        try:
+            board = vboard.find_board(
+                image,
+                game=self.game,
+                corners_px=self.corners_px,
+                intrinsics=self.intrinsics,
+            )
+        except VisionError as exc:
+            if previous is None:
+                message = f"Board not found: {exc}"
+                if message != self.board_error:
+                    self.board_error = message
+                    return [{"type": "warning", "code": "board_not_found", "text": message}]
+            return []
+        self.board_error = None
+        self.board = board
+        if previous is None:
+            return [{"type": "board", "code": "found", "text": "Board found",
+                     "corners_px": np.round(board.corners_px, 2).tolist()}]
+        shift = float(np.max(np.linalg.norm(board.corners_px - previous.corners_px, axis=1)))
+        if shift > 3.0:
+            self._acted_on = None
+            return [{"type": "board", "code": "moved",
+                     "text": f"The board moved ({shift:.0f} px): found it again, carrying on",
+                     "corners_px": np.round(board.corners_px, 2).tolist()}]
+        return []
+
+    def read(self, image: np.ndarray) -> Reading:
+        if self.game == "dition":
+            from vision.dition import detect_discs
+
+            discs = detect_discs(image, self.board, intrinsics=self.intrinsics)
+            return Reading(
+                discs=[
+                    SeenDisc(float(d.centre_board[0]), float(d.centre_board[1]), d.colour,
+                             float(d.sigma_board), float(d.confidence))
+                    for d in discs
+                ]
+            )
+        from vision.domination import read_tops
+
+        tops = read_tops(image, self.board, colours=self.colours, intrinsics=self.intrinsics)
+        return Reading(
+            tops=dict(tops.tops),
+            heights=dict(tops.heights) if tops.heights else None,
+            height_sigma=dict(tops.height_sigma) if tops.height_sigma else None,
+        )

@@ -1,0 +1,180 @@
+"""The Dition match state machine, fed with settled readings (no camera involved)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from referee.dition_match import DitionMatch, DitionSettings
+from referee.errors import CommandError
+from referee.matching import SeenDisc
+from rules import dition as rd
+
+B, W = rd.Colour.BLACK, rd.Colour.WHITE
+
+
+def pos(discs: list[tuple[float, float, rd.Colour]], to_move: rd.Colour) -> rd.Position:
+    return rd.Position(tuple(rd.Disc(x, y, c) for x, y, c in discs), to_move, len(discs) + 1)
+
+
+def seen(position_discs, rng: np.random.Generator | None = None, jitter: float = 0.0,
+         extra=()) -> list[SeenDisc]:
+    out = []
+    for d in position_discs:
+        dx, dy = (rng.normal(0, jitter, 2) if rng is not None else (0.0, 0.0))
+        colour = d.colour.value if hasattr(d.colour, "value") else d.colour
+        out.append(SeenDisc(d.x + dx, d.y + dy, colour))
+    out += [SeenDisc(x, y, c) for x, y, c in extra]
+    return out
+
+
+#: black disc at (10,10) with three white discs in range; a black disc far away
+CAPTURE_SETUP = [(10, 10, B), (10, 8.5, W), (8.5, 10, W), (11.5, 10, W), (3, 3, B)]
+
+
+def types(events):
+    return [e["type"] for e in events]
+
+
+def test_plain_placement_then_nothing_while_the_board_stays(rng) -> None:
+    m = DitionMatch()
+    ev = m.observe([SeenDisc(7.3, 9.1, "black")])
+    assert types(ev) == ["move"]
+    assert ev[0]["outcome"] == "placed" and ev[0]["colour"] == "black"
+    assert ev[0]["x"] == pytest.approx(7.3) and ev[0]["removed"] == []
+    assert m.to_move == "white"
+    # the same board, read again with a little noise: nothing new
+    for _ in range(5):
+        assert m.observe(seen(m.position.discs, rng, 0.03)) == []
+
+
+def test_capture_asks_for_removal_and_waits_for_it() -> None:
+    m = DitionMatch(pos(CAPTURE_SETUP, W))
+    board = seen(m.position.discs, extra=[(10, 11.5, "white")])
+    ev = m.observe(board)
+    assert types(ev) == ["move", "instruction"]
+    assert ev[0]["outcome"] == "capture" and ev[0]["removed"] == [[10.0, 10.0]]
+    assert "captures 1 black disc" in ev[0]["text"]
+    assert m.phase == "await_removal"
+    assert [h["role"] for h in m.instruction["highlight"]] == ["remove"]
+    assert m.observe(board) == []  # not removed yet: keep asking, no new event
+    # the wrong disc removed: the far black disc instead of the captured one
+    wrong = [s for s in board if (s.x, s.y) != (3, 3)]
+    ev = m.observe(wrong)
+    assert types(ev) == ["warning"] and ev[0]["code"] == "wrong_removed"
+    assert any(h["role"] == "missing" and h["x"] == 3 for h in ev[0]["highlight"])
+    right = [s for s in board if (s.x, s.y) != (10, 10)]
+    ev = m.observe(right)
+    assert "info" in types(ev) and m.phase == "await_move" and m.to_move == "black"
+
+
+def test_suicide_ends_the_match() -> None:
+    setup = [(5, 3.5, B), (3.5, 5, B), (6.5, 5, B), (5, 6.5, B), (15, 15, W), (16, 12, W)]
+    m = DitionMatch(pos(setup, W))
+    ev = m.observe(seen(m.position.discs, extra=[(5, 5, "white")]))
+    assert types(ev) == ["move", "end"]
+    assert ev[0]["outcome"] == "suicide" and ev[1]["winner"] == "black"
+    assert ev[1]["reason"] == "suicide" and "suicide" in ev[1]["text"]
+    assert m.phase == "over" and m.to_move is None
+    assert m.observe(seen(m.position.discs)) == []
+
+
+def test_sacrifice() -> None:
+    # white at (10,11.5) is in range of 4 black discs and completes the capture of (10,10)
+    setup = CAPTURE_SETUP[:-1] + [(9, 12.8, B), (11, 12.8, B), (8.6, 11.2, B)]
+    m = DitionMatch(pos(setup, W))
+    ev = m.observe(seen(m.position.discs, extra=[(10, 11.5, "white")]))
+    assert ev[0]["outcome"] == "sacrifice"
+    assert ev[0]["placed_removed"] is True and [10.0, 10.0] in ev[0]["removed"]
+
+
+def test_wrong_colour_and_two_discs_are_warnings() -> None:
+    m = DitionMatch()
+    ev = m.observe([SeenDisc(5, 5, "white")])
+    assert types(ev) == ["warning"] and ev[0]["code"] == "wrong_colour"
+    assert m.observe([SeenDisc(5, 5, "white")]) == []  # said once
+    ev = m.observe([SeenDisc(5, 5, "black"), SeenDisc(9, 9, "black")])
+    assert types(ev) == ["warning"] and "take back all but one" in ev[0]["text"]
+    ev = m.observe([])
+    assert types(ev) == ["info"]  # board as expected again
+    assert types(m.observe([SeenDisc(9, 9, "black")])) == ["move"]
+
+
+def test_a_disc_pushed_away_is_pointed_at() -> None:
+    m = DitionMatch(pos([(5, 5, B), (12, 12, W)], B))
+    ev = m.observe([SeenDisc(5.9, 5.0, "black"), SeenDisc(12, 12, "white")])
+    assert types(ev) == ["warning"] and ev[0]["code"] == "moved"
+    assert "(5.0, 5.0)" in ev[0]["text"]
+
+
+def test_illegal_overlap_and_outside() -> None:
+    m = DitionMatch(pos([(5, 5, B)], W))
+    ev = m.observe([SeenDisc(5, 5, "black"), SeenDisc(5.6, 5.0, "white")])
+    assert types(ev) == ["illegal"] and ev[0]["reason"] == "overlap"
+    m = DitionMatch(pos([(5, 5, B)], W))
+    ev = m.observe([SeenDisc(5, 5, "black"), SeenDisc(0.2, 10, "white")])
+    assert types(ev) == ["illegal"] and ev[0]["reason"] == "outside"
+
+
+def test_touching_discs_measured_slightly_overlapping_are_legal() -> None:
+    m = DitionMatch(pos([(5, 5, B)], W))
+    ev = m.observe([SeenDisc(5, 5, "black"), SeenDisc(5.97, 5.0, "white")])
+    assert types(ev) == ["move"] and ev[0]["x"] >= 6.0 - 1e-6
+
+
+def test_borderline_distance_is_asked_only_when_it_decides() -> None:
+    m = DitionMatch(pos(CAPTURE_SETUP, W))
+    ev = m.observe(seen(m.position.discs, extra=[(10, 12.01, "white")]))
+    assert types(ev) == ["question"]
+    q = m.question()
+    assert q is not None and q["kind"] == "borderline" and "measuring disc" in q["text"]
+    with pytest.raises(CommandError):
+        m.answer("nonsense", "in")
+    ev = m.answer(q["id"], "in")
+    assert types(ev)[:2] == ["answer", "move"]
+    assert ev[1]["outcome"] == "capture" and ev[1]["removed"] == [[10.0, 10.0]]
+    # the same placement far from any decision is not asked
+    m2 = DitionMatch(pos(CAPTURE_SETUP, W))
+    ev = m2.observe(seen(m2.position.discs, extra=[(16, 16.01, "white")]))
+    assert types(ev) == ["move"]
+
+
+def test_borderline_answered_out() -> None:
+    m = DitionMatch(pos(CAPTURE_SETUP, W))
+    m.observe(seen(m.position.discs, extra=[(10, 11.99, "white")]))
+    q = m.question()
+    assert q is not None
+    ev = m.answer(q["id"], "out")
+    assert ev[1]["outcome"] == "placed" and ev[1]["removed"] == []
+
+
+def test_auto_answer_uses_the_measurement() -> None:
+    m = DitionMatch(pos(CAPTURE_SETUP, W), settings=DitionSettings(auto_answer=True))
+    ev = m.observe(seen(m.position.discs, extra=[(10, 11.98, "white")]))
+    assert types(ev)[:3] == ["question", "answer", "move"]
+    assert ev[1]["by"] == "measurement" and ev[2]["outcome"] == "capture"
+
+
+def test_undo_and_draw_and_snapshot_resume() -> None:
+    m = DitionMatch()
+    m.observe([SeenDisc(5, 5, "black")])
+    m.observe([SeenDisc(5, 5, "black"), SeenDisc(9, 9, "white")])
+    snap = m.snapshot()
+    resumed = DitionMatch.resume(snap)
+    assert resumed.position == m.position and resumed.to_move == "black"
+    ev = m.undo()
+    assert types(ev) == ["undo"] and len(m.position.discs) == 1 and m.to_move == "white"
+    ev = m.draw()
+    assert ev[0]["reason"] == "agreement" and m.phase == "over"
+    with pytest.raises(CommandError):
+        m.draw()
+
+
+def test_resume_in_the_middle_of_a_removal() -> None:
+    m = DitionMatch(pos(CAPTURE_SETUP, W))
+    board = seen(m.position.discs, extra=[(10, 11.5, "white")])
+    m.observe(board)
+    resumed = DitionMatch.resume(m.snapshot())
+    assert resumed.phase == "await_removal"
+    ev = resumed.observe([s for s in board if (s.x, s.y) != (10, 10)])
+    assert resumed.phase == "await_move" and "info" in types(ev)

@@ -1,0 +1,703 @@
+"""Find the board in a frame: given corners, ArUco markers, or (Dition) the drawn squares.
+
+The stage function is `find_board(frame, params, *, game, corners_px, intrinsics) -> BoardFit`.
+Given corners always win; then ArUco markers of the game's layout (vision.markers); then the
+drawn lines of the Dition board (outer square [0,20]^2 and inner square [3,17]^2, dark lines
+0.06 units wide centred on the edges). Domination boards without markers are delegated to
+`vision.domination_board.find_domination_board` (imported lazily).
+
+Frames: `corners_px` and every `*_px` are pixels of the frame as captured (distorted). The
+homographies act on undistorted pixels (identical to captured pixels when no intrinsics are
+given). The helpers `board_to_image`, `image_to_board` and `rectify` hide the difference.
+
+Line search (Dition): thin dark structures (morphological black-hat) -> Hough lines -> every pair
+of extreme lines per direction family is a hypothesis for the outer square, scored by how much
+of the predicted outer *and* inner squares is drawn -> sub-pixel refinement: across each of the
+eight predicted lines, intensity profiles in the full frame give the dark line centre (parabola
+through the minimum); a robust least-squares homography fits all those points at once
+(each point on the line x = c gives one linear equation). Discs lying on a line only remove
+samples, they do not bias the fit.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sys
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from vision.camera import Intrinsics
+from vision.errors import BoardNotFoundError, InvalidCornersError, InvalidImageError
+from vision.markers import QUIET_ZONE_FRACTION, layout_for
+
+Game = Literal["dition", "domination"]
+
+#: side of the playing square in board units, per game
+BOARD_SIZE: dict[str, float] = {"dition": 20.0, "domination": 8.0}
+#: the drawn squares of the Dition board (line centres), as (lo, hi) in board units
+DITION_SQUARES: tuple[tuple[float, float], ...] = ((0.0, 20.0), (3.0, 17.0))
+DITION_LINE_WIDTH = 0.06
+
+
+@dataclass(frozen=True)
+class BoardParams:
+    """Tuning of the board finder (shipped defaults)."""
+
+    use_aruco: bool = True
+    use_lines: bool = True
+    #: the Hough search runs on a copy of the frame scaled to this width
+    search_width_px: int = 820
+    #: Hough accumulator threshold as a fraction of the smaller side of the search image
+    hough_threshold_fraction: float = 0.12
+    max_hough_lines: int = 60
+    #: sub-pixel refinement: samples per board unit along each drawn line
+    samples_per_unit: float = 4.0
+    #: half-length of each cross profile in board units
+    profile_halfwidth_board: float = 0.2
+    #: minimum darkness of the line centre below the mean of both sides (grey levels)
+    min_line_contrast: float = 10.0
+    #: a fit is rejected when fewer than this fraction of line samples agree with it
+    min_support: float = 0.35
+    #: board_moved: a corner that shifted more than this (captured px) means the board moved
+    moved_threshold_px: float = 2.5
+
+
+@dataclass(frozen=True, eq=False)
+class BoardFit:
+    """Where the board is. corners_px (4, 2) float64 captured pixels of board corners 0..3;
+    H_image_to_board (3, 3) maps undistorted pixels to board units; H_board_to_image inverts it."""
+
+    corners_px: np.ndarray
+    H_image_to_board: np.ndarray
+    H_board_to_image: np.ndarray
+    game: str
+    method: str
+    residual_px: float = 0.0
+    #: fraction of the drawn line samples that agree with the fit (1.0 for given corners)
+    support: float = 1.0
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def size_board(self) -> float:
+        return BOARD_SIZE[self.game]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "game": self.game,
+            "method": self.method,
+            "corners_px": np.round(self.corners_px, 3).tolist(),
+            "H_image_to_board": self.H_image_to_board.tolist(),
+            "residual_px": round(float(self.residual_px), 4),
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# homography helpers (also used by vision.domination_board and calibration)
+# --------------------------------------------------------------------------------------------
+
+
+def as_gray(frame: np.ndarray) -> np.ndarray:
+    """BGR (H, W, 3) or gray (H, W) uint8 -> gray (H, W) uint8; clear error otherwise."""
+    import cv2
+
+    if not isinstance(frame, np.ndarray) or frame.size == 0:
+        raise InvalidImageError("frame must be a non-empty numpy array")
+    if frame.dtype != np.uint8:
+        raise InvalidImageError(f"frame must be uint8, got {frame.dtype}")
+    if frame.ndim == 2:
+        return frame
+    if frame.ndim == 3 and frame.shape[2] == 3:
+        return cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    raise InvalidImageError(f"frame must be (H, W, 3) BGR or (H, W) gray, got shape {frame.shape}")
+
+
+def board_corners_board(game: str) -> np.ndarray:
+    """(4, 2) board-frame coordinates of corners 0..3 (clockwise from (0, 0))."""
+    s = BOARD_SIZE[_check_game(game)]
+    return np.array([[0.0, 0.0], [s, 0.0], [s, s], [0.0, s]])
+
+
+def apply_homography(H: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """(N, 2) -> (N, 2) through the 3x3 homography H."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    q = pts @ H[:, :2].T + H[:, 2]
+    return q[:, :2] / q[:, 2:3]
+
+
+def homography_from_corners(
+    corners_px: np.ndarray, game: str = "dition", intrinsics: Intrinsics | None = None
+) -> np.ndarray:
+    """H_image_to_board (undistorted pixels -> board units) from the 4 captured-pixel corners."""
+    import cv2
+
+    corners = _check_corners(corners_px)
+    und = intrinsics.undistort_points(corners) if intrinsics is not None else corners
+    H = cv2.getPerspectiveTransform(und.astype(np.float32), board_corners_board(game).astype(np.float32))
+    return np.asarray(H, dtype=np.float64)
+
+
+def fit_from_homography(
+    H_image_to_board: np.ndarray,
+    game: str,
+    method: str,
+    *,
+    intrinsics: Intrinsics | None = None,
+    residual_px: float = 0.0,
+    support: float = 1.0,
+    extra: dict[str, object] | None = None,
+) -> BoardFit:
+    """Build a BoardFit (corners in captured pixels) from a homography on undistorted pixels."""
+    H = np.asarray(H_image_to_board, dtype=np.float64)
+    H = H / H[2, 2]
+    H_inv = np.linalg.inv(H)
+    H_inv = H_inv / H_inv[2, 2]
+    corners = apply_homography(H_inv, board_corners_board(game))
+    if intrinsics is not None:
+        corners = intrinsics.distort_points(corners)
+    return BoardFit(corners, H, H_inv, game, method, float(residual_px), float(support), dict(extra or {}))
+
+
+def fit_from_corners(
+    corners_px: np.ndarray, game: str = "dition", intrinsics: Intrinsics | None = None
+) -> BoardFit:
+    """The BoardFit of corners given by the user (corner i of the array is board corner i)."""
+    H = homography_from_corners(corners_px, game, intrinsics)
+    fit = fit_from_homography(H, game, "corners", intrinsics=intrinsics)
+    # keep the user's corners exactly
+    return BoardFit(_check_corners(corners_px), fit.H_image_to_board, fit.H_board_to_image, game, "corners")
+
+
+def board_to_image(
+    points_board: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None = None
+) -> np.ndarray:
+    """(N, 2) board units (on the board plane) -> (N, 2) captured pixels."""
+    pts = apply_homography(board.H_board_to_image, points_board)
+    return intrinsics.distort_points(pts) if intrinsics is not None else pts
+
+
+def image_to_board(
+    points_px: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None = None
+) -> np.ndarray:
+    """(N, 2) captured pixels -> (N, 2) board units (on the board plane)."""
+    pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 2)
+    if intrinsics is not None:
+        pts = intrinsics.undistort_points(pts)
+    return apply_homography(board.H_image_to_board, pts)
+
+
+def rectify_maps(
+    board: BoardFit,
+    scale_px_per_unit: float,
+    margin_board: float,
+    intrinsics: Intrinsics | None = None,
+) -> tuple[np.ndarray, np.ndarray] | np.ndarray:
+    """What `rectify` warps with: a 3x3 matrix (no distortion) or remap maps (cached)."""
+    return _rectify_maps_cached(
+        board.H_board_to_image.tobytes(), board.size_board, float(scale_px_per_unit),
+        float(margin_board), intrinsics,
+    )
+
+
+def rectify(
+    frame: np.ndarray,
+    board: BoardFit,
+    scale_px_per_unit: float,
+    margin_board: float = 0.0,
+    intrinsics: Intrinsics | None = None,
+    interpolation: int | None = None,
+) -> np.ndarray:
+    """Top-down view of the board: pixel (u, v) shows board point
+    ((u + 0.5) / scale - margin, (v + 0.5) / scale - margin)... precisely: pixel centre (u, v)
+    is board point (u / scale - margin, v / scale - margin)."""
+    import cv2
+
+    interp = cv2.INTER_LINEAR if interpolation is None else interpolation
+    maps = rectify_maps(board, scale_px_per_unit, margin_board, intrinsics)
+    n = int(round((board.size_board + 2 * margin_board) * scale_px_per_unit)) + 1
+    if isinstance(maps, tuple):
+        return cv2.remap(frame, maps[0], maps[1], interp, borderMode=cv2.BORDER_REPLICATE)
+    return cv2.warpPerspective(
+        frame, maps, (n, n), flags=interp | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _rectify_maps_cached(
+    H_bytes: bytes, size_board: float, scale: float, margin: float, intrinsics: Intrinsics | None
+) -> tuple[np.ndarray, np.ndarray] | np.ndarray:
+    import cv2
+
+    H_b2i = np.frombuffer(H_bytes, dtype=np.float64).reshape(3, 3)
+    # rectified pixel -> board: b = u / scale - margin
+    S = np.array([[1 / scale, 0, -margin], [0, 1 / scale, -margin], [0, 0, 1]])
+    M = H_b2i @ S  # rectified pixel -> undistorted image pixel
+    if intrinsics is None or not intrinsics.has_distortion:
+        return M
+    n = int(round((size_board + 2 * margin) * scale)) + 1
+    u, v = np.meshgrid(np.arange(n, dtype=np.float64), np.arange(n, dtype=np.float64))
+    pts = apply_homography(M, np.stack([u.ravel(), v.ravel()], axis=1))
+    pts = intrinsics.distort_points(pts).astype(np.float32)
+    map1, map2 = cv2.convertMaps(
+        pts[:, 0].reshape(n, n), pts[:, 1].reshape(n, n), cv2.CV_16SC2
+    )
+    return map1, map2
+
+
+# --------------------------------------------------------------------------------------------
+# ArUco
+# --------------------------------------------------------------------------------------------
+
+
+def detect_aruco_markers(frame: np.ndarray, game: str | None = None) -> dict[int, np.ndarray]:
+    """All DICT_4X4_50 markers in the frame: id -> (4, 2) float64 captured-pixel corners in the
+    marker's own order (top-left, top-right, bottom-right, bottom-left). With `game`, only the
+    ids of that game's layout are kept."""
+    import cv2
+
+    gray = as_gray(frame)
+    detector = _aruco_detector()
+    corners, ids, _ = detector.detectMarkers(gray)
+    found: dict[int, np.ndarray] = {}
+    if ids is None:
+        return found
+    wanted = set(layout_for(game).ids) if game is not None else None
+    for c, i in zip(corners, ids.ravel()):
+        if wanted is None or int(i) in wanted:
+            found[int(i)] = np.asarray(c, dtype=np.float64).reshape(4, 2)
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _aruco_detector() -> object:
+    import cv2
+
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
+    params = cv2.aruco.DetectorParameters()
+    params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    return cv2.aruco.ArucoDetector(dictionary, params)
+
+
+def find_board_aruco(
+    frame: np.ndarray, game: str = "dition", intrinsics: Intrinsics | None = None
+) -> BoardFit:
+    """Board from the game's ArUco markers (at least 2 of the 4 must be seen)."""
+    import cv2
+
+    layout = layout_for(game)
+    markers = detect_aruco_markers(frame, game)
+    if len(markers) < 2:
+        raise BoardNotFoundError(
+            f"{game} board: {len(markers)} of the ArUco markers {list(layout.ids)} found, need 2"
+        )
+    img_pts = np.concatenate([markers[i] for i in sorted(markers)])
+    brd_pts = np.concatenate([layout.marker_corners_board(i) for i in sorted(markers)])
+    und = intrinsics.undistort_points(img_pts) if intrinsics is not None else img_pts
+    H, _ = cv2.findHomography(und, brd_pts, 0)
+    if H is None:
+        raise BoardNotFoundError(f"{game} board: the ArUco markers give no homography")
+    pred = apply_homography(np.linalg.inv(H), brd_pts)
+    residual = float(np.sqrt(np.mean(np.sum((pred - und) ** 2, axis=1))))
+    return fit_from_homography(
+        H, game, "aruco", intrinsics=intrinsics, residual_px=residual,
+        extra={"marker_ids": sorted(markers), "quiet_zone": QUIET_ZONE_FRACTION},
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# the stage
+# --------------------------------------------------------------------------------------------
+
+
+def find_board(
+    frame: np.ndarray,
+    params: BoardParams = BoardParams(),
+    *,
+    game: str = "dition",
+    corners_px: np.ndarray | None = None,
+    intrinsics: Intrinsics | None = None,
+) -> BoardFit:
+    """Locate the board. Given corners win; then ArUco; then the drawn lines (Dition) or
+    vision.domination_board (Domination). Raises BoardNotFoundError naming what was tried."""
+    _check_game(game)
+    if corners_px is not None:
+        return fit_from_corners(corners_px, game, intrinsics)
+    as_gray(frame)  # validates
+    tried: list[str] = []
+    if params.use_aruco:
+        try:
+            return find_board_aruco(frame, game, intrinsics)
+        except BoardNotFoundError as exc:
+            tried.append(str(exc))
+    if game == "domination":
+        from vision.domination_board import find_domination_board
+
+        return find_domination_board(frame, params, corners_px=None, intrinsics=intrinsics)
+    if params.use_lines:
+        try:
+            return find_dition_lines(frame, params, intrinsics=intrinsics)
+        except BoardNotFoundError as exc:
+            tried.append(str(exc))
+    raise BoardNotFoundError("; ".join(tried) or "no board finder enabled")
+
+
+def board_moved(
+    previous: BoardFit,
+    frame: np.ndarray,
+    params: BoardParams = BoardParams(),
+    *,
+    intrinsics: Intrinsics | None = None,
+) -> bool:
+    """True when the board no longer sits where `previous` says (a bump of a few pixels).
+
+    Dition: the drawn squares are re-measured starting from the previous fit; a corner shift
+    beyond params.moved_threshold_px, or lines no longer found there, means it moved.
+    ArUco fits re-detect the markers. Other fits re-run find_board and compare corners.
+    """
+    shift: float
+    try:
+        if previous.game == "dition":
+            gray = as_gray(frame)
+            new = _refine_dition(gray, previous.H_image_to_board, params, intrinsics, passes=1)
+            if new.support < params.min_support:
+                return True
+        elif previous.method == "aruco":
+            new = find_board_aruco(frame, previous.game, intrinsics)
+        else:
+            new = find_board(frame, params, game=previous.game, intrinsics=intrinsics)
+    except BoardNotFoundError:
+        return True
+    shift = float(np.max(np.linalg.norm(new.corners_px - previous.corners_px, axis=1)))
+    return shift > params.moved_threshold_px
+
+
+# --------------------------------------------------------------------------------------------
+# Dition: the drawn squares
+# --------------------------------------------------------------------------------------------
+
+
+def find_dition_lines(
+    frame: np.ndarray, params: BoardParams = BoardParams(), *, intrinsics: Intrinsics | None = None
+) -> BoardFit:
+    """The Dition board from its drawn outer and inner squares (no markers, no corners)."""
+    gray = as_gray(frame)
+    H0 = _coarse_dition(gray, params, intrinsics)
+    fit = _refine_dition(gray, H0, params, intrinsics, passes=2)
+    if fit.support < params.min_support:
+        raise BoardNotFoundError(
+            f"dition board: the drawn squares were not confirmed (only {fit.support:.0%} of the "
+            f"line samples agree)"
+        )
+    return fit
+
+
+def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics | None) -> np.ndarray:
+    """H_image_to_board (undistorted px) good to a few pixels, from Hough lines + verification."""
+    import cv2
+
+    h, w = gray.shape
+    f = min(1.0, params.search_width_px / w)
+    small = cv2.resize(gray, (int(round(w * f)), int(round(h * f))), interpolation=cv2.INTER_AREA) if f < 1 else gray
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
+    bh = cv2.morphologyEx(small, cv2.MORPH_BLACKHAT, k)
+    thr = max(12.0, float(np.percentile(bh, 97)) * 0.5)
+    mask = (bh > thr).astype(np.uint8) * 255
+    vote = int(params.hough_threshold_fraction * min(small.shape))
+    lines = cv2.HoughLines(mask, 1, np.pi / 360, vote)
+    if lines is None or len(lines) < 4:
+        raise BoardNotFoundError("dition board: fewer than 4 straight lines in the frame")
+    lines = lines[: params.max_hough_lines, 0, :].astype(np.float64)
+    # represent each line as (a, b, c) with a x + b y = c (unit normal), in small-image pixels
+    lines = _dedupe_lines(lines, rho_tol=6.0, theta_tol=np.deg2rad(3))
+    fam_a, fam_b = _two_families(lines)
+    if len(fam_a) < 2 or len(fam_b) < 2:
+        raise BoardNotFoundError("dition board: no two families of roughly perpendicular lines")
+    # score image: blackhat, dilated a little so a near miss still counts
+    score_img = cv2.dilate((bh > thr).astype(np.uint8), np.ones((3, 3), np.uint8))
+    best: tuple[float, np.ndarray | None] = (-1.0, None)
+    fam_a = _sort_family(fam_a)[:8]
+    fam_b = _sort_family(fam_b)[:8]
+    samples = _square_samples()
+    for i in range(len(fam_a)):
+        for j in range(i + 1, len(fam_a)):
+            for m in range(len(fam_b)):
+                for n in range(m + 1, len(fam_b)):
+                    quad = _quad_from_lines(fam_a[i], fam_a[j], fam_b[m], fam_b[n])
+                    if quad is None:
+                        continue
+                    area = abs(cv2.contourArea(quad.astype(np.float32)))
+                    if area < 0.04 * small.shape[0] * small.shape[1]:
+                        continue
+                    # try both assignments of orientation implicitly: quad is ordered clockwise
+                    Hs = cv2.getPerspectiveTransform(board_corners_board("dition").astype(np.float32), quad.astype(np.float32))
+                    pts = apply_homography(Hs, samples)
+                    xi = np.clip(np.round(pts[:, 0]).astype(int), 0, score_img.shape[1] - 1)
+                    yi = np.clip(np.round(pts[:, 1]).astype(int), 0, score_img.shape[0] - 1)
+                    inside = (pts[:, 0] >= 0) & (pts[:, 0] < score_img.shape[1]) & (pts[:, 1] >= 0) & (pts[:, 1] < score_img.shape[0])
+                    s = float(np.mean(score_img[yi, xi] * inside))
+                    if s > best[0]:
+                        best = (s, quad)
+    if best[1] is None or best[0] < params.min_support:
+        raise BoardNotFoundError(
+            f"dition board: no quadrilateral of lines looks like the two drawn squares "
+            f"(best agreement {max(best[0], 0):.0%})"
+        )
+    quad_px = best[1] / f
+    quad_px = _canonical_corner_order(quad_px)
+    if intrinsics is not None:
+        quad_px = intrinsics.undistort_points(quad_px)
+    return np.asarray(
+        cv2.getPerspectiveTransform(quad_px.astype(np.float32), board_corners_board("dition").astype(np.float32)),
+        dtype=np.float64,
+    )
+
+
+def _square_samples() -> np.ndarray:
+    """Board points along the 8 drawn lines (both squares), away from the corners."""
+    pts = []
+    for lo, hi in DITION_SQUARES:
+        t = np.linspace(lo + 0.3, hi - 0.3, 40)
+        for c in (lo, hi):
+            pts.append(np.stack([np.full_like(t, c), t], axis=1))
+            pts.append(np.stack([t, np.full_like(t, c)], axis=1))
+    return np.concatenate(pts)
+
+
+def _dedupe_lines(lines: np.ndarray, rho_tol: float, theta_tol: float) -> np.ndarray:
+    kept: list[np.ndarray] = []
+    for rho, theta in lines:
+        a, b = math.cos(theta), math.sin(theta)
+        dup = False
+        for k in kept:
+            ang = abs(math.atan2(a * k[1] - b * k[0], a * k[0] + b * k[1]))
+            if ang < theta_tol and abs(rho - k[2] * (1 if a * k[0] + b * k[1] > 0 else -1)) < rho_tol:
+                dup = True
+                break
+            if abs(ang - math.pi) < theta_tol and abs(rho + k[2]) < rho_tol:
+                dup = True
+                break
+        if not dup:
+            kept.append(np.array([a, b, rho]))
+    return np.array(kept)
+
+
+def _two_families(lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Split lines (a, b, c) by orientation (mod 180 degrees) around the dominant direction."""
+    ang = np.mod(np.arctan2(lines[:, 1], lines[:, 0]), np.pi)
+    # dominant orientation via a doubled-angle mean of the strongest few
+    ref = ang[0]
+    d = np.abs(((ang - ref + np.pi / 2) % np.pi) - np.pi / 2)
+    a = lines[d < np.deg2rad(25)]
+    b = lines[(d > np.deg2rad(60))]
+    return a, b
+
+
+def _sort_family(fam: np.ndarray) -> np.ndarray:
+    """Make normals consistent and sort by offset, keeping at most the extremes and a few more."""
+    n0 = fam[0, :2]
+    out = fam.copy()
+    flip = out[:, :2] @ n0 < 0
+    out[flip] *= -1
+    order = np.argsort(out[:, 2])
+    out = out[order]
+    if len(out) > 8:
+        # keep the 4 lowest and 4 highest offsets (the outer square lines are extremes or near)
+        out = np.concatenate([out[:4], out[-4:]])
+    return out
+
+
+def _intersect(l1: np.ndarray, l2: np.ndarray) -> np.ndarray | None:
+    A = np.array([l1[:2], l2[:2]])
+    if abs(np.linalg.det(A)) < 1e-6:
+        return None
+    return np.linalg.solve(A, np.array([l1[2], l2[2]]))
+
+
+def _quad_from_lines(a1: np.ndarray, a2: np.ndarray, b1: np.ndarray, b2: np.ndarray) -> np.ndarray | None:
+    pts = [_intersect(a1, b1), _intersect(a1, b2), _intersect(a2, b2), _intersect(a2, b1)]
+    if any(p is None for p in pts):
+        return None
+    quad = np.array(pts, dtype=np.float64)
+    return _canonical_corner_order(quad)
+
+
+def _canonical_corner_order(quad: np.ndarray) -> np.ndarray:
+    """Order 4 points clockwise (in image y-down sense) starting with the one nearest the
+    image's top-left. Without markers the board's own orientation is unknowable (it is
+    symmetric); corner 0 is taken as the top-left one as seen by the camera."""
+    c = quad.mean(axis=0)
+    ang = np.arctan2(quad[:, 1] - c[1], quad[:, 0] - c[0])
+    q = quad[np.argsort(ang)]  # increasing angle = clockwise on screen (y down)
+    start = int(np.argmin(q[:, 0] + q[:, 1]))
+    return np.roll(q, -start, axis=0)
+
+
+def _refine_dition(
+    gray: np.ndarray,
+    H_image_to_board: np.ndarray,
+    params: BoardParams,
+    intrinsics: Intrinsics | None,
+    passes: int = 2,
+) -> BoardFit:
+    """Sub-pixel fit of the homography to the 8 drawn lines, starting from H_image_to_board."""
+    H = np.asarray(H_image_to_board, dtype=np.float64)
+    support = 0.0
+    residual = float("inf")
+    for p in range(passes):
+        halfwidth = params.profile_halfwidth_board * (1.0 if p == 0 else 0.6)
+        H, support, residual = _refine_pass(gray, H, params, intrinsics, halfwidth)
+    return fit_from_homography(
+        H, "dition", "lines", intrinsics=intrinsics, residual_px=residual, support=support
+    )
+
+
+def _line_constraints() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sample points on the 8 drawn lines: board points (N, 2), axis (N,) 0 = line x = c
+    (vertical) / 1 = line y = c, and the constant c (N,)."""
+    pts, axis, const = [], [], []
+    for lo, hi in DITION_SQUARES:
+        n = int((hi - lo) * 4)
+        t = np.linspace(lo + 0.35, hi - 0.35, n)
+        for c in (lo, hi):
+            pts.append(np.stack([np.full_like(t, c), t], axis=1))
+            axis.append(np.zeros(n, int))
+            const.append(np.full(n, c))
+            pts.append(np.stack([t, np.full_like(t, c)], axis=1))
+            axis.append(np.ones(n, int))
+            const.append(np.full(n, c))
+    return np.concatenate(pts), np.concatenate(axis), np.concatenate(const)
+
+
+_LINE_PTS, _LINE_AXIS, _LINE_CONST = _line_constraints()
+
+
+def _refine_pass(
+    gray: np.ndarray,
+    H_i2b: np.ndarray,
+    params: BoardParams,
+    intrinsics: Intrinsics | None,
+    halfwidth_board: float,
+) -> tuple[np.ndarray, float, float]:
+    import cv2
+
+    H_b2i = np.linalg.inv(H_i2b)
+    pts_b = _LINE_PTS
+    axis = _LINE_AXIS
+    normal_b = np.zeros_like(pts_b)
+    normal_b[axis == 0, 0] = 1.0
+    normal_b[axis == 1, 1] = 1.0
+    n_prof = 25
+    s = np.linspace(-halfwidth_board, halfwidth_board, n_prof)
+    prof_b = pts_b[:, None, :] + s[None, :, None] * normal_b[:, None, :]
+    prof_u = apply_homography(H_b2i, prof_b.reshape(-1, 2))  # undistorted px
+    prof_px = intrinsics.distort_points(prof_u) if intrinsics is not None else prof_u
+    mx = prof_px[:, 0].reshape(-1, n_prof).astype(np.float32)
+    my = prof_px[:, 1].reshape(-1, n_prof).astype(np.float32)
+    vals = cv2.remap(gray, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    vals = vals.astype(np.float64)
+    h, w = gray.shape
+    inside = (mx >= 0).all(1) & (my >= 0).all(1) & (mx < w - 1).all(1) & (my < h - 1).all(1)
+    # smooth a little along the profile, then the darkest sample and a parabola through it
+    vs = np.apply_along_axis(lambda r: np.convolve(r, [0.25, 0.5, 0.25], mode="same"), 1, vals)
+    vs[:, 0], vs[:, -1] = vals[:, 0], vals[:, -1]
+    k = np.argmin(vs[:, 1:-1], axis=1) + 1
+    rows = np.arange(len(vs))
+    y0, y1, y2 = vs[rows, k - 1], vs[rows, k], vs[rows, k + 1]
+    denom = y0 - 2 * y1 + y2
+    off = np.where(denom > 1e-9, 0.5 * (y0 - y2) / np.maximum(denom, 1e-9), 0.0)
+    off = np.clip(off, -0.5, 0.5)
+    pos = k + off
+    side = max(2, n_prof // 6)
+    left = vals[:, :side].mean(1)
+    right = vals[:, -side:].mean(1)
+    contrast = np.minimum(left, right) - y1
+    # a drawn line is thin and dark between two similar light sides; a disc edge is a step
+    ok = inside & (contrast > params.min_line_contrast) & (np.abs(left - right) < 0.5 * (left + right - 2 * y1) + 5)
+    ok &= (k > 1) & (k < n_prof - 2)
+    # sub-pixel image position of the line centre
+    t = np.clip(pos, 0, n_prof - 1)
+    i0 = np.clip(np.floor(t).astype(int), 0, n_prof - 2)
+    fr = t - i0
+    pu = prof_u.reshape(-1, n_prof, 2)
+    centre_u = pu[rows, i0] * (1 - fr)[:, None] + pu[rows, i0 + 1] * fr[:, None]
+    support = float(ok.mean())
+    if ok.sum() < 12:
+        return H_i2b, support, float("inf")
+    H_new = H_i2b
+    keep = ok.copy()
+    for _ in range(3):
+        H_new = _fit_h_to_lines(centre_u[keep], axis[keep], _LINE_CONST[keep], H_i2b)
+        b = apply_homography(H_new, centre_u)
+        res_b = np.where(axis == 0, b[:, 0], b[:, 1]) - _LINE_CONST
+        scale_px = _px_per_unit(H_new)
+        res_px = np.abs(res_b) * scale_px
+        med = np.median(res_px[ok]) if ok.any() else 0.0
+        keep = ok & (res_px < max(3.0 * 1.4826 * med, 0.3))
+    support = float(keep.mean())
+    residual = float(np.sqrt(np.mean(res_px[keep] ** 2))) if keep.any() else float("inf")
+    return H_new, support, residual
+
+
+def _px_per_unit(H_i2b: np.ndarray) -> float:
+    H_b2i = np.linalg.inv(H_i2b)
+    c = apply_homography(H_b2i, np.array([[10.0, 10.0], [11.0, 10.0], [10.0, 11.0]]))
+    return float((np.linalg.norm(c[1] - c[0]) + np.linalg.norm(c[2] - c[0])) / 2)
+
+
+def _fit_h_to_lines(
+    pts_u: np.ndarray, axis: np.ndarray, const: np.ndarray, H_init: np.ndarray
+) -> np.ndarray:
+    """Least-squares H (undistorted px -> board) with every point on its board line:
+    row_axis(H) . p - c * row_2(H) . p = 0. Hartley-normalised, solved by SVD."""
+    m = pts_u.mean(axis=0)
+    sc = math.sqrt(2) / max(np.mean(np.linalg.norm(pts_u - m, axis=1)), 1e-9)
+    T = np.array([[sc, 0, -sc * m[0]], [0, sc, -sc * m[1]], [0, 0, 1]])
+    p = np.column_stack([(pts_u - m) * sc, np.ones(len(pts_u))])
+    # board side normalisation: b' = (b - 10) / 10
+    Tb = np.array([[0.1, 0, -1.0], [0, 0.1, -1.0], [0, 0, 1]])
+    cn = (const - 10.0) / 10.0
+    A = np.zeros((len(p), 9))
+    for ax in (0, 1):
+        sel = axis == ax
+        A[sel, 3 * ax : 3 * ax + 3] = p[sel]
+        A[sel, 6:9] = -cn[sel, None] * p[sel]
+    # the constraints fix 8 dof only when both families are present
+    _, _, vt = np.linalg.svd(A, full_matrices=False)
+    Hn = vt[-1].reshape(3, 3)
+    H = np.linalg.inv(Tb) @ Hn @ T
+    H = H / H[2, 2]
+    if np.sign(np.linalg.det(H)) != np.sign(np.linalg.det(H_init)):
+        return H_init
+    return H
+
+
+def _check_game(game: str) -> str:
+    if game not in BOARD_SIZE:
+        raise ValueError(f"unknown game {game!r}: expected one of {sorted(BOARD_SIZE)}")
+    return game
+
+
+def _check_corners(corners_px: np.ndarray) -> np.ndarray:
+    import cv2
+
+    try:
+        c = np.asarray(corners_px, dtype=np.float64).reshape(4, 2)
+    except (TypeError, ValueError):
+        raise InvalidCornersError(f"corners must be 4 (x, y) pairs, got {corners_px!r}") from None
+    if not np.all(np.isfinite(c)):
+        raise InvalidCornersError(f"corners must be finite, got {c.tolist()}")
+    if not cv2.isContourConvex(c.astype(np.float32)) or abs(cv2.contourArea(c.astype(np.float32))) < 16:
+        raise InvalidCornersError(
+            f"corners {c.round(1).tolist()} do not form a convex quadrilateral in order 0, 1, 2, 3"
+        )
+    return c
+
+
+if __name__ == "__main__":  # python -m vision.board IMAGE [game]
+    import cv2
+
+    img = cv2.imread(sys.argv[1])
+    fit = find_board(img, game=sys.argv[2] if len(sys.argv) > 2 else "dition")
+    print(fit.to_dict())

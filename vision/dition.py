@@ -1,0 +1,496 @@
+"""Dition discs: every disc's centre in board units, its colour, a confidence and an uncertainty.
+
+Stage: `detect_discs(frame, board, params, *, intrinsics) -> list[DiscReading]`.
+
+1. Rectify: warp the frame to a top-down board image at `scale_px_per_unit` (remap through the
+   lens model when intrinsics are given).
+2. Candidates: fixed-radius circle voting on the rectified image. Every strong edge pixel votes
+   one disc radius *against* its gradient (dark disc on lighter surroundings) and *along* it
+   (bright disc); votes pile up at disc centres, while straight lines and the centre dots spread
+   theirs. Peaks closer than `min_separation_board` are merged (discs cannot overlap).
+3. Colour: the face between the dot and the rim against the local plate brightness (a
+   morphological closing), with the grey dot as evidence (it must differ from the face).
+4. Sub-pixel: radial profiles in the ORIGINAL frame (no resampling loss) across the grey centre
+   dot's rim and across the disc's outline; least-squares circle fits give the top face centre.
+   The outline is the hull of the top face and the base (the disc's side shows on the camera's
+   side): it is fitted as a "stadium" whose displacement comes from the camera model.
+5. Thickness: the top face lies `thickness_board` above the board, so its projection is pushed
+   away from the camera's foot point by t / (Z_c - t). With intrinsics the camera pose is exact
+   (from H); without, the focal length is estimated from the homography (principal point at the
+   image centre, square pixels), falling back to `default_hfov_deg` when the tilt is too small
+   to tell. See docs/readme/vision-dition.md for the residual this leaves.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from vision.board import BoardFit, apply_homography, as_gray, board_to_image, rectify
+from vision.camera import Intrinsics
+
+Colour = Literal["black", "white"]
+
+
+@dataclass(frozen=True)
+class DiscParams:
+    """Tuning of the disc detector (shipped defaults). Lengths in board units (disc diameters)."""
+
+    scale_px_per_unit: float = 20.0
+    margin_board: float = 0.75
+    disc_diameter_board: float = 1.0
+    dot_diameter_board: float = 0.25
+    thickness_board: float = 0.08
+    #: discs cannot overlap: candidate peaks closer than this are one disc
+    min_separation_board: float = 0.7
+    #: minimum gradient magnitude (grey levels per rectified pixel) that votes
+    min_edge_strength: float = 4.0
+    #: weight of (B - R) added to grey in the candidate channel (the plate is warm paper)
+    chroma_weight: float = 1.0
+    #: a candidate needs this share of a full circle's votes
+    min_vote_fraction: float = 0.30
+    #: face brightness / local plate brightness below this is black
+    black_ratio: float = 0.55
+    #: radial rays for the sub-pixel fits
+    n_rays: int = 32
+    #: horizontal field of view assumed when no intrinsics are given and the tilt is too small
+    #: to estimate the focal length from the homography (Raspberry Pi camera v2)
+    default_hfov_deg: float = 62.2
+    #: keep discs whose centre lies within this distance outside the playing area
+    outside_tolerance_board: float = 0.45
+    min_confidence: float = 0.35
+
+
+@dataclass(frozen=True)
+class DiscReading:
+    """One disc: centre_board (x, y) board units, centre_px (x, y) captured pixels of the point
+    where it touches the board, colour, confidence 0..1, sigma_board (1-sigma position
+    uncertainty in board units)."""
+
+    centre_board: tuple[float, float]
+    centre_px: tuple[float, float]
+    colour: Colour
+    confidence: float
+    sigma_board: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "x": round(self.centre_board[0], 4),
+            "y": round(self.centre_board[1], 4),
+            "colour": self.colour,
+            "confidence": round(self.confidence, 3),
+            "sigma": round(self.sigma_board, 4),
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# camera geometry from the homography
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CameraGeometry:
+    """Where the camera is, in the board frame: centre_board (x, y) of its foot point and
+    height_board above the board plane."""
+
+    centre_board: tuple[float, float]
+    height_board: float
+    focal_px: float
+    estimated: bool
+
+    def thickness_shift(self, centres_board: np.ndarray, height: float) -> np.ndarray:
+        """(N, 2) displacement, on the board plane, of a point `height` above each centre."""
+        c = np.asarray(self.centre_board)
+        k = height / max(self.height_board - height, 1e-6)
+        return (np.asarray(centres_board, dtype=np.float64) - c) * k
+
+
+def camera_geometry(
+    board: BoardFit,
+    image_size: tuple[int, int],
+    intrinsics: Intrinsics | None = None,
+    default_hfov_deg: float = 62.2,
+    min_perspective_strength: float = 0.05,
+) -> CameraGeometry:
+    """The camera centre above the board from H_board_to_image (and K when known)."""
+    w, h = image_size
+    H = board.H_board_to_image
+    if intrinsics is not None:
+        K = intrinsics.camera_matrix
+        estimated = False
+    else:
+        cx, cy = (w - 1) / 2.0, (h - 1) / 2.0
+        T = np.array([[1, 0, -cx], [0, 1, -cy], [0, 0, 1.0]])
+        Hc = T @ H
+        h1, h2 = Hc[:, 0], Hc[:, 1]
+        f_default = (w / 2.0) / math.tan(math.radians(default_hfov_deg) / 2)
+        # r1 . r2 = 0 and |r1| = |r2| with K^-1 h = (h_x / f, h_y / f, h_z): two equations
+        # a_i / f^2 + c_i = 0, solved in least squares for x = 1 / f^2
+        a = np.array([h1[0] * h2[0] + h1[1] * h2[1], h1[0] ** 2 + h1[1] ** 2 - h2[0] ** 2 - h2[1] ** 2])
+        c = np.array([h1[2] * h2[2], h1[2] ** 2 - h2[2] ** 2])
+        f = f_default
+        estimated = True
+        aa = float(a @ a)
+        # how strongly the perspective terms speak, relative to the in-plane ones at f_default
+        strength = math.sqrt(float(c @ c)) * f_default**2 / max(math.sqrt(aa), 1e-30)
+        if aa > 1e-30 and strength > min_perspective_strength:
+            x = -float(a @ c) / aa
+            if x > 0 and 0.4 * f_default < 1 / math.sqrt(x) < 2.5 * f_default:
+                f = 1 / math.sqrt(x)
+        K = np.array([[f, 0, cx], [0, f, cy], [0, 0, 1.0]])
+    M = np.linalg.inv(K) @ H
+    lam = 2.0 / (np.linalg.norm(M[:, 0]) + np.linalg.norm(M[:, 1]))
+    M = M * lam
+    if M[2, 2] < 0:  # the board must be in front of the camera
+        M = -M
+    r1, r2, t = M[:, 0], M[:, 1], M[:, 2]
+    r3 = np.cross(r1, r2)
+    R = np.stack([r1, r2, r3], axis=1)
+    u, _, vt = np.linalg.svd(R)
+    R = u @ vt
+    C = -R.T @ t
+    # board frame z: r3 = x cross y points into the table (y down); the camera has z < 0
+    return CameraGeometry((float(C[0]), float(C[1])), float(abs(C[2])), float(K[0, 0]), estimated)
+
+
+# --------------------------------------------------------------------------------------------
+# the stage
+# --------------------------------------------------------------------------------------------
+
+
+def detect_discs(
+    frame: np.ndarray,
+    board: BoardFit,
+    params: DiscParams = DiscParams(),
+    *,
+    intrinsics: Intrinsics | None = None,
+) -> list[DiscReading]:
+    """Every disc on the Dition board, sorted by (y, x)."""
+    import cv2
+
+    gray = as_gray(frame)
+    s = params.scale_px_per_unit
+    m = params.margin_board
+    rect_bgr = rectify(frame, board, s, m, intrinsics) if frame.ndim == 3 else None
+    rect = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2GRAY) if rect_bgr is not None else rectify(gray, board, s, m, intrinsics)
+    rectf = rect.astype(np.float32)
+    contrast_img = _contrast_channel(rect_bgr, params) if rect_bgr is not None else rectf
+    cands, votes = _candidates(contrast_img, params)
+    if len(cands) == 0:
+        return []
+    centres0 = cands / s - m  # board units (top face, approximately)
+    # local plate brightness: a closing removes discs and lines (dark), keeps the plate
+    k = int(round(1.6 * s)) | 1
+    small = cv2.resize(rect, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+    ks = max(3, (k // 4) | 1)
+    bg = cv2.morphologyEx(small, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ks, ks)))
+    bg = cv2.resize(bg, (rect.shape[1], rect.shape[0]), interpolation=cv2.INTER_LINEAR).astype(np.float32)
+
+    face, dotv, plate = _ring_stats(rectf, bg, cands, params)
+    ratio = face / np.maximum(plate, 1.0)
+    is_black = ratio < params.black_ratio
+
+    geom = camera_geometry(board, (gray.shape[1], gray.shape[0]), intrinsics, params.default_hfov_deg)
+    grayf = gray.astype(np.float32)
+    top, top_sigma, dot_ok = _refine_dots(grayf, board, intrinsics, centres0, is_black, params)
+    outline_c, outline_sigma, outline_ok = _refine_outline(
+        grayf, board, intrinsics, top, is_black, geom, params
+    )
+    # combine: the dot gives the top face centre, the outline the base centre directly
+    shift = geom.thickness_shift(top, params.thickness_board)
+    from_dot = top - shift
+    w_dot = np.where(dot_ok, 1.0 / np.maximum(top_sigma, 1e-3) ** 2, 0.0)
+    w_out = np.where(outline_ok, 1.0 / np.maximum(outline_sigma, 1e-3) ** 2, 0.0)
+    wsum = w_dot + w_out
+    centre = np.where(
+        (wsum > 0)[:, None],
+        (from_dot * w_dot[:, None] + outline_c * w_out[:, None]) / np.maximum(wsum, 1e-12)[:, None],
+        centres0 - geom.thickness_shift(centres0, params.thickness_board),
+    )
+    sigma = np.where(wsum > 0, 1.0 / np.sqrt(np.maximum(wsum, 1e-12)), 0.1)
+    # the model's own uncertainty (thickness correction, homography) sets a floor
+    sigma = np.sqrt(sigma**2 + (0.003 if not geom.estimated else 0.008) ** 2)
+
+    full_votes = 2 * math.pi * 0.5 * s
+    vote_score = np.clip(votes / full_votes, 0, 1)
+    contrast = np.where(is_black, np.clip((params.black_ratio - ratio) / 0.3, 0, 1),
+                        np.clip((ratio - params.black_ratio) / 0.3, 0, 1))
+    conf = 0.45 * vote_score + 0.2 * contrast + 0.2 * dot_ok + 0.15 * outline_ok
+    size = board.size_board
+    tol = params.outside_tolerance_board
+    inside = np.all((centre > -tol) & (centre < size + tol), axis=1)
+    keep = inside & (conf >= params.min_confidence)
+    idx = np.flatnonzero(keep)
+    if len(idx) == 0:
+        return []
+    px = board_to_image(centre[idx], board, intrinsics)
+    out = [
+        DiscReading(
+            (float(centre[i, 0]), float(centre[i, 1])),
+            (float(px[j, 0]), float(px[j, 1])),
+            "black" if is_black[i] else "white",
+            float(np.clip(conf[i], 0, 1)),
+            float(sigma[i]),
+        )
+        for j, i in enumerate(idx)
+    ]
+    out.sort(key=lambda d: (d.centre_board[1], d.centre_board[0]))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# candidates
+# --------------------------------------------------------------------------------------------
+
+
+def _contrast_channel(rect_bgr: np.ndarray, params: DiscParams) -> np.ndarray:
+    """Grey plus 'blueness' (B - R): the warm paper loses against the neutral white face,
+    so white discs stand out from the plate as much as black ones do."""
+    import cv2
+
+    w = params.chroma_weight
+    m = np.array([[0.114 + w, 0.587, 0.299 - w]], dtype=np.float32)
+    out = cv2.transform(rect_bgr.astype(np.float32), m)
+    return out if out.ndim == 2 else out[..., 0]
+
+
+def _candidates(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np.ndarray]:
+    """(N, 2) candidate centres in rectified pixels and their vote counts."""
+    import cv2
+
+    s = params.scale_px_per_unit
+    r = 0.5 * params.disc_diameter_board * s
+    blur = cv2.GaussianBlur(rect, (0, 0), 0.8)
+    gx = cv2.Sobel(blur, cv2.CV_32F, 1, 0, ksize=3) / 8.0
+    gy = cv2.Sobel(blur, cv2.CV_32F, 0, 1, ksize=3) / 8.0
+    mag = cv2.magnitude(gx, gy)
+    h, w = rect.shape
+    # keep edge pixels that are local maxima of the magnitude (thin edges) and strong enough
+    ys, xs = np.nonzero(mag > params.min_edge_strength)
+    g = mag[ys, xs]
+    ux, uy = gx[ys, xs] / g, gy[ys, xs] / g
+    wgt = np.minimum(g / (2 * params.min_edge_strength), 1.0)
+    acc = np.zeros((2, h, w), np.float32)
+    for plane, sign in ((0, -1.0), (1, 1.0)):  # 0: dark disc (vote against the gradient)
+        vx = np.rint(xs + sign * r * ux).astype(np.int64)
+        vy = np.rint(ys + sign * r * uy).astype(np.int64)
+        ok = (vx >= 0) & (vx < w) & (vy >= 0) & (vy < h)
+        acc[plane] = np.bincount(vy[ok] * w + vx[ok], weights=wgt[ok], minlength=h * w).reshape(h, w)
+    # edges are ~2 px thick after the blur: each edge contributes ~2 votes per unit length
+    acc = np.stack([cv2.GaussianBlur(a, (0, 0), 1.2) for a in acc])
+    best = acc.max(axis=0)
+    # a full circle's votes: ~2 px-thick edge * circumference, spread by the blur kernel
+    full = 2 * math.pi * r * 2.0 / (2 * math.pi * 1.2**2)
+    thr = params.min_vote_fraction * full
+    ksz = int(round(params.min_separation_board * s)) | 1
+    dil = cv2.dilate(best, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ksz, ksz)))
+    py, px = np.nonzero((best >= dil) & (best > thr))
+    if len(px) == 0:
+        return np.zeros((0, 2)), np.zeros(0)
+    val = best[py, px]
+    order = np.argsort(-val)
+    pts = np.stack([px, py], axis=1).astype(np.float64)[order]
+    val = val[order]
+    # greedy non-maximum suppression (plateaus give duplicates)
+    keep: list[int] = []
+    min_d2 = (params.min_separation_board * s) ** 2
+    for i in range(len(pts)):
+        if all((pts[i, 0] - pts[j, 0]) ** 2 + (pts[i, 1] - pts[j, 1]) ** 2 >= min_d2 for j in keep):
+            keep.append(i)
+    pts, val = pts[keep], val[keep]
+    # sub-pixel peak by a 3x3 centroid
+    sub = []
+    for (x, y) in pts.astype(int):
+        y0, y1, x0, x1 = max(y - 1, 0), min(y + 2, h), max(x - 1, 0), min(x + 2, w)
+        win = best[y0:y1, x0:x1]
+        yy, xx = np.mgrid[y0:y1, x0:x1]
+        tot = win.sum()
+        sub.append(((xx * win).sum() / tot, (yy * win).sum() / tot))
+    return np.array(sub, dtype=np.float64), val / full * (2 * math.pi * r)
+
+
+def _ring_stats(
+    rect: np.ndarray, bg: np.ndarray, cands_px: np.ndarray, params: DiscParams
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Median face brightness (between dot and rim), dot brightness and plate brightness."""
+    s = params.scale_px_per_unit
+    ang = np.linspace(0, 2 * math.pi, 24, endpoint=False)
+    ring_r = np.array([0.22, 0.28, 0.34]) * s
+    dot_r = np.array([0.0, 0.05, 0.08]) * s
+    h, w = rect.shape
+
+    def sample(img: np.ndarray, radii: np.ndarray) -> np.ndarray:
+        xs = cands_px[:, None, None, 0] + radii[None, :, None] * np.cos(ang)[None, None, :]
+        ys = cands_px[:, None, None, 1] + radii[None, :, None] * np.sin(ang)[None, None, :]
+        xi = np.clip(np.rint(xs).astype(int), 0, w - 1)
+        yi = np.clip(np.rint(ys).astype(int), 0, h - 1)
+        return img[yi, xi].reshape(len(cands_px), -1)
+
+    face = np.median(sample(rect, ring_r), axis=1)
+    dot = np.median(sample(rect, dot_r), axis=1)
+    xi = np.clip(np.rint(cands_px[:, 0]).astype(int), 0, w - 1)
+    yi = np.clip(np.rint(cands_px[:, 1]).astype(int), 0, h - 1)
+    plate = bg[yi, xi]
+    return face, dot, plate
+
+
+# --------------------------------------------------------------------------------------------
+# sub-pixel refinement in the original frame
+# --------------------------------------------------------------------------------------------
+
+
+def _sample_profiles(
+    grayf: np.ndarray,
+    board: BoardFit,
+    intrinsics: Intrinsics | None,
+    centres: np.ndarray,
+    radii: np.ndarray,
+    n_rays: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Grey values (N, n_rays, len(radii)) along rays in the board plane, and the ray
+    directions (n_rays, 2)."""
+    import cv2
+
+    ang = np.linspace(0, 2 * math.pi, n_rays, endpoint=False)
+    u = np.stack([np.cos(ang), np.sin(ang)], axis=1)
+    pts = centres[:, None, None, :] + radii[None, None, :, None] * u[None, :, None, :]
+    px = board_to_image(pts.reshape(-1, 2), board, intrinsics).astype(np.float32)
+    n = len(centres) * n_rays
+    mx = px[:, 0].reshape(n, len(radii))
+    my = px[:, 1].reshape(n, len(radii))
+    vals = cv2.remap(grayf, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return vals.reshape(len(centres), n_rays, len(radii)), u
+
+
+def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sub-sample radius of the strongest step of the given polarity (+1: brighter outward)
+    on each ray, and its strength. vals (N, R, S); polarity (N,)."""
+    d = np.diff(vals, axis=2) * polarity[:, None, None]  # (N, R, S-1), positive at the edge
+    # smooth the derivative a little
+    d = np.concatenate([d[..., :1], (d[..., :-2] + 2 * d[..., 1:-1] + d[..., 2:]) / 4, d[..., -1:]], axis=2)
+    k = np.argmax(d[..., 1:-1], axis=2) + 1
+    idx = np.indices(k.shape)
+    y0 = d[idx[0], idx[1], k - 1]
+    y1 = d[idx[0], idx[1], k]
+    y2 = d[idx[0], idx[1], k + 1]
+    den = y0 - 2 * y1 + y2
+    off = np.where(den < -1e-9, 0.5 * (y0 - y2) / np.where(den < -1e-9, den, -1.0), 0.0)
+    off = np.clip(off, -0.5, 0.5)
+    step = radii[1] - radii[0]
+    r_edge = radii[0] + (k + 0.5 + off) * step  # diff index k sits between samples k and k+1
+    return r_edge, y1
+
+
+def _fit_circles(
+    centres: np.ndarray, u: np.ndarray, r_edge: np.ndarray, ok: np.ndarray, radius: float,
+    fixed_radius: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Robust least-squares circles through the edge points c0 + r u, all discs at once
+    (Gauss-Newton on the geometric distance, then 3-sigma rejection, twice).
+    Returns centres (N, 2), 1-sigma centre uncertainty (N,), success (N,)."""
+    n = len(centres)
+    pts = centres[:, None, :] + r_edge[..., None] * u[None, :, :]  # (N, R, 2)
+    c = centres.copy()
+    rr = np.full(n, radius)
+    sel = ok.copy()
+    npar = 2 if fixed_radius else 3
+    for round_ in range(3):
+        for _ in range(3):
+            dv = pts - c[:, None, :]
+            dist = np.linalg.norm(dv, axis=2)
+            nv = dv / np.maximum(dist, 1e-9)[..., None]
+            res = dist - rr[:, None]
+            wgt = sel.astype(np.float64)
+            J = -nv if fixed_radius else np.concatenate([-nv, -np.ones_like(dist)[..., None]], axis=2)
+            JtJ = np.einsum("nri,nrj,nr->nij", J, J, wgt) + np.eye(npar) * 1e-9
+            Jtr = np.einsum("nri,nr,nr->ni", J, res, wgt)
+            step = -np.linalg.solve(JtJ, Jtr[..., None])[..., 0]
+            c = c + step[:, :2]
+            if not fixed_radius:
+                rr = rr + step[:, 2]
+        if round_ == 2:
+            break
+        res = np.linalg.norm(pts - c[:, None, :], axis=2) - rr[:, None]
+        mad = 1.4826 * np.nanmedian(np.where(sel, np.abs(res), np.nan), axis=1)
+        mad = np.nan_to_num(mad, nan=0.0)
+        sel = ok & (np.abs(res) < np.maximum(3 * mad, 0.01)[:, None])
+    res = np.linalg.norm(pts - c[:, None, :], axis=2) - rr[:, None]
+    cnt = sel.sum(axis=1)
+    s_res = np.sqrt(np.sum(np.where(sel, res**2, 0.0), axis=1) / np.maximum(cnt - npar, 1))
+    # coverage of directions: a centre from a short arc is poorly determined
+    cover = np.linalg.norm((sel[..., None] * u[None]).sum(axis=1), axis=1) / np.maximum(cnt, 1)
+    sig = s_res * np.sqrt(2.0 / np.maximum(cnt, 1)) / np.maximum(1 - cover, 0.2)
+    good = (cnt >= 6) & (np.abs(rr - radius) < 0.25 * radius) & np.all(np.isfinite(c), axis=1)
+    c = np.where(good[:, None], c, centres)
+    sig = np.where(good, sig, np.inf)
+    return c, sig, good
+
+
+def _refine_dots(
+    grayf: np.ndarray,
+    board: BoardFit,
+    intrinsics: Intrinsics | None,
+    centres0: np.ndarray,
+    is_black: np.ndarray,
+    params: DiscParams,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Centres of the grey dots (= top face centres, projected on the board plane)."""
+    r_dot = params.dot_diameter_board / 2
+    radii = np.linspace(0.02, 0.27, 26)
+    # dot on black: brighter inside -> darker outward (-1); on white: darker inside (+1)
+    polarity = np.where(is_black, -1.0, 1.0)
+    c = centres0.copy()
+    sig = np.full(len(c), np.inf)
+    ok_all = np.zeros(len(c), bool)
+    for _ in range(2):
+        vals, u = _sample_profiles(grayf, board, intrinsics, c, radii, params.n_rays)
+        r_edge, strength = _edge_positions(vals, radii, polarity)
+        ok = (strength > 4.0) & (np.abs(r_edge - r_dot) < 0.09)
+        c, sig, ok_all = _fit_circles(c, u, r_edge, ok, r_dot, fixed_radius=False)
+    return c, sig, ok_all
+
+
+def _refine_outline(
+    grayf: np.ndarray,
+    board: BoardFit,
+    intrinsics: Intrinsics | None,
+    top: np.ndarray,
+    is_black: np.ndarray,
+    geom: CameraGeometry,
+    params: DiscParams,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Base centres from the disc outline, fitted as the hull of the base circle and the
+    (displaced) top circle; only rays on the far side (where the top rim is the outline) and
+    the near side (where the base rim is) are used, each with its own circle."""
+    R = params.disc_diameter_board / 2
+    t = params.thickness_board
+    delta = geom.thickness_shift(top, t)  # top displacement per disc (N, 2)
+    base0 = top - delta
+    radii = np.linspace(0.3, 0.75, 31)
+    vals, u = _sample_profiles(grayf, board, intrinsics, base0, radii, params.n_rays)
+    # outline: dark disc -> brighter outward (+1); bright disc -> darker outward (-1)
+    polarity = np.where(is_black, 1.0, -1.0)
+    r_edge, strength = _edge_positions(vals, radii, polarity)
+    # outline point along u from the base centre: base rim (r = R) where u points towards the
+    # camera, top rim (R + u.delta) where it points away -> model r(u) = R + max(0, u.delta)
+    ud = np.einsum("rk,nk->nr", u, delta)
+    expected = R + np.maximum(ud, 0.0)
+    r_corr = r_edge - np.maximum(ud, 0.0)
+    ok = (strength > 6.0) & (np.abs(r_edge - expected) < 0.1)
+    c, sig, good = _fit_circles(base0, u, r_corr, ok, R, fixed_radius=True)
+    return c, sig, good
+
+
+if __name__ == "__main__":  # python -m vision.dition IMAGE  (board from its lines or markers)
+    import cv2
+
+    from vision.board import find_board
+
+    img = cv2.imread(sys.argv[1])
+    fit = find_board(img)
+    for d in detect_discs(img, fit):
+        print(d.to_dict())

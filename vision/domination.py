@@ -1,0 +1,522 @@
+"""Read every Domination stack: the colour on top (or empty) and how tall it is.
+
+Stage function: `read_tops(frame, board, params=TopsParams(), *, colours=None, intrinsics=None)`.
+
+How it works. A stack of k discs has its top face at height `k * thickness` above the board, so in
+a perspective view the top appears displaced away from the camera's nadir and slightly enlarged.
+For every cell the module projects, through a camera model, the top-face circle a stack of height
+1..5 would show, and scores each hypothesis by how strongly the image has a colour edge exactly on
+that predicted circle (sampled along its normals). The best hypothesis is refined to a continuous
+height by fitting the sub-pixel edge positions (displacement and apparent size together), which
+gives the height and its uncertainty. The top colour is read inside the chosen top face, after
+white-balancing the frame on the board's light squares, as the nearest colour in chromaticity.
+
+Camera model: with `intrinsics` the board pose comes from `cv2.solvePnP` on the four board corners
+(heights are then reported). Without, a nominal pinhole camera (principal point at the image centre,
+focal length from `TopsParams.nominal_hfov_deg`) is posed the same way: good enough to know where a
+tall top appears, not to measure the height, so `heights` is then None.
+
+Arrays: frames are BGR `uint8 (H, W, 3)`; points in px are `(N, 2) float32/float64 (x, y)`.
+Board frame (DESIGN.md): unit = one cell, x right, y down, z into the table (height = -z).
+Run as `python -m vision.domination IMAGE --corners x0,y0,...` to print the reading.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from vision.errors import BoardPoseError, ColourModelError, InvalidImageError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from vision.board import BoardFit
+    from vision.camera import Intrinsics
+
+# --- vocabulary -------------------------------------------------------------------------------
+FILES = "abcdefgh"
+#: the 12 cut corner cells of the 8x8 square
+CUT_CELLS: frozenset[str] = frozenset(
+    {"a1", "b1", "a2", "g1", "h1", "h2", "a7", "a8", "b8", "g8", "h8", "h7"}
+)
+#: the 52 playable cells, file-major (a3, a4, ..., h6)
+CELLS: tuple[str, ...] = tuple(
+    f"{f}{r}" for f in FILES for r in range(1, 9) if f"{f}{r}" not in CUT_CELLS
+)
+EMPTY = "."
+#: default piece colours (BGR), as in docs/INTERFACES.md
+DEFAULT_COLOURS: Mapping[str, tuple[int, int, int]] = {
+    "G": (60, 160, 40),
+    "R": (40, 40, 200),
+    "B": (200, 90, 30),
+    "Y": (30, 200, 230),
+}
+MAX_STACK = 5
+
+
+def cell_centre_board(cell: str) -> tuple[float, float]:
+    """Centre of `cell` ("d4") in the board frame (cells): (f + 0.5, 8 - r + 0.5)."""
+    if cell not in CELLS:
+        raise ValueError(f"not a playable Domination cell: {cell!r}")
+    f = FILES.index(cell[0])
+    r = int(cell[1:])
+    return (f + 0.5, 8 - r + 0.5)
+
+
+CELL_CENTRES_BOARD: np.ndarray = np.array([cell_centre_board(c) for c in CELLS], dtype=np.float64)
+BOARD_CORNERS_BOARD: np.ndarray = np.array([[0, 0], [8, 0], [8, 8], [0, 8]], dtype=np.float64)
+
+
+# --- parameters and result --------------------------------------------------------------------
+@dataclass(frozen=True)
+class TopsParams:
+    """Tuning of `read_tops` (shipped defaults). Lengths in cells unless the name says px."""
+
+    disc_diameter: float = 0.8
+    disc_thickness: float = 0.12
+    max_height: int = MAX_STACK
+    #: horizontal field of view assumed when no intrinsics are given (Pi camera v2: 62.2 deg)
+    nominal_hfov_deg: float = 62.2
+    #: directions sampled around each candidate top circle
+    n_directions: int = 32
+    #: profile step along the normal, px
+    profile_step_px: float = 0.5
+    #: extra profile length beyond the extreme hypotheses, px
+    profile_margin_px: float = 4.0
+    #: tolerance of the coarse edge score around each predicted edge, px
+    coarse_window_px: float = 1.0
+    #: radius (cells) of the floor patch tested for "empty"
+    floor_radius: float = 0.2
+    #: fraction of the top radius sampled for the colour
+    colour_radius_frac: float = 0.55
+    #: offset (cells) of the board reference samples from each cell centre (both axes)
+    reference_offset: float = 0.42
+    #: hypothesis score: penalty weight of an edge inside the candidate top face
+    inner_penalty: float = 1.0
+    #: distance inside the candidate circle from which edges count as "inside", px
+    inner_gap_px: float = 2.5
+    #: added to each profile's strongest edge when normalising (BGR levels)
+    edge_floor: float = 10.0
+    #: robust (Tukey) scale of edge residuals, px
+    robust_scale_px: float = 1.5
+    #: floor-of-sigma for the height estimate, in pieces
+    min_height_sigma: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not 0 < self.disc_diameter < 1:
+            raise ValueError(f"disc_diameter must be in (0, 1) cells, got {self.disc_diameter}")
+        if not 0 < self.disc_thickness < 1:
+            raise ValueError(f"disc_thickness must be in (0, 1) cells, got {self.disc_thickness}")
+        if not 1 <= self.max_height <= 10:
+            raise ValueError(f"max_height must be in 1..10, got {self.max_height}")
+        if self.n_directions < 8:
+            raise ValueError(f"n_directions must be >= 8, got {self.n_directions}")
+        if not 10 <= self.nominal_hfov_deg <= 170:
+            raise ValueError(f"nominal_hfov_deg must be in [10, 170], got {self.nominal_hfov_deg}")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TopsParams:
+        """Build from a mapping, rejecting unknown keys by name."""
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown TopsParams keys: {', '.join(unknown)}")
+        return cls(**dict(data))
+
+
+@dataclass(frozen=True)
+class TopsReading:
+    """What `read_tops` saw. All mappings have the 52 cells as keys.
+
+    `tops[cell]` is a colour letter or "." (empty); `confidence[cell]` in 0..1; `heights[cell]`
+    is 0 for empty cells and 1..max_height otherwise, `height_sigma[cell]` its standard deviation
+    in pieces (both None without a camera model).
+    """
+
+    tops: Mapping[str, str]
+    confidence: Mapping[str, float]
+    heights: Mapping[str, int] | None = None
+    height_sigma: Mapping[str, float] | None = None
+    #: continuous height estimate in pieces (diagnostic), None without a camera model
+    height_estimate: Mapping[str, float] | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form: {"tops", "confidence", "heights"?, "height_sigma"?}."""
+        out: dict[str, Any] = {
+            "tops": dict(self.tops),
+            "confidence": {c: round(float(v), 4) for c, v in self.confidence.items()},
+        }
+        if self.heights is not None:
+            out["heights"] = dict(self.heights)
+        if self.height_sigma is not None:
+            out["height_sigma"] = {c: round(float(v), 4) for c, v in self.height_sigma.items()}
+        return out
+
+
+# --- camera model -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Camera:
+    camera_matrix: np.ndarray
+    dist_coeffs: np.ndarray
+    rvec: np.ndarray
+    tvec: np.ndarray
+
+    def project(self, points_board_xyh: np.ndarray) -> np.ndarray:
+        """(N, 3) board points (x, y, height up) -> (N, 2) float32 px of the raw frame."""
+        import cv2
+
+        obj = np.asarray(points_board_xyh, dtype=np.float64).reshape(-1, 3).copy()
+        obj[:, 2] = -obj[:, 2]
+        img, _ = cv2.projectPoints(obj, self.rvec, self.tvec, self.camera_matrix, self.dist_coeffs)
+        return img.reshape(-1, 2).astype(np.float32)
+
+
+def camera_from_board(
+    board: BoardFit,
+    image_size: tuple[int, int],
+    params: TopsParams = TopsParams(),
+    intrinsics: Intrinsics | None = None,
+) -> _Camera:
+    """Pose a camera on the board's four corners (`cv2.solvePnP`, IPPE).
+
+    With `intrinsics` the pose is the real one; without, a nominal pinhole camera is assumed.
+    """
+    import cv2
+
+    corners_px = np.asarray(board.corners_px, dtype=np.float64).reshape(4, 2)
+    if intrinsics is not None:
+        k = np.asarray(intrinsics.camera_matrix, dtype=np.float64).reshape(3, 3)
+        d = np.asarray(intrinsics.dist_coeffs, dtype=np.float64).ravel()
+    else:
+        w, h = image_size
+        f = (w / 2.0) / math.tan(math.radians(params.nominal_hfov_deg) / 2.0)
+        k = np.array([[f, 0, (w - 1) / 2.0], [0, f, (h - 1) / 2.0], [0, 0, 1.0]])
+        d = np.zeros(5)
+    obj = np.hstack([BOARD_CORNERS_BOARD, np.zeros((4, 1))])
+    ok, rvec, tvec = cv2.solvePnP(obj, corners_px, k, d, flags=cv2.SOLVEPNP_IPPE)
+    if not ok:
+        raise BoardPoseError("cannot pose the camera on the board corners (solvePnP failed)")
+    # the camera must look at the board from the side heights grow to (-z)
+    rmat, _ = cv2.Rodrigues(rvec)
+    camera_centre_board = -rmat.T @ tvec.ravel()
+    if camera_centre_board[2] > 0:
+        raise BoardPoseError("board corners are given in mirrored order (camera below the board)")
+    return _Camera(k, d, rvec, tvec)
+
+
+# --- colour -----------------------------------------------------------------------------------
+def _chroma(bgr: np.ndarray) -> np.ndarray:
+    """(..., 3) BGR -> (..., 2) brightness-free opponent chromaticity."""
+    b, g, r = bgr[..., 0], bgr[..., 1], bgr[..., 2]
+    s = b + g + r + 1e-3
+    o1 = (r - g) / s * 1.7320508
+    o2 = (r + g - 2.0 * b) / s
+    return np.stack([o1, o2], axis=-1)
+
+
+def _colour_model(colours: Mapping[str, Any] | None) -> tuple[list[str], np.ndarray]:
+    model = DEFAULT_COLOURS if colours is None else colours
+    if not model:
+        raise ColourModelError("colour model is empty: give at least 2 colours {letter: BGR}")
+    letters: list[str] = []
+    refs: list[tuple[float, float, float]] = []
+    for letter, bgr in model.items():
+        if not isinstance(letter, str) or len(letter) != 1 or letter == EMPTY:
+            raise ColourModelError(f"colour letter must be one character other than '.': {letter!r}")
+        arr = np.asarray(bgr, dtype=np.float64).ravel()
+        if arr.shape != (3,) or not np.all(np.isfinite(arr)) or arr.min() < 0 or arr.max() > 255:
+            raise ColourModelError(f"colour {letter!r} must be 3 BGR values in 0..255, got {bgr!r}")
+        letters.append(letter)
+        refs.append((float(arr[0]), float(arr[1]), float(arr[2])))
+    ref = np.asarray(refs, dtype=np.float64)
+    chroma = _chroma(ref)
+    sat = np.linalg.norm(chroma, axis=1)
+    for letter, s in zip(letters, sat, strict=True):
+        if s < 0.12:
+            raise ColourModelError(
+                f"colour {letter!r} is too grey to tell from the board (saturation {s:.2f})"
+            )
+    return letters, chroma
+
+
+# --- sampling ---------------------------------------------------------------------------------
+def _sample(frame: np.ndarray, points_px: np.ndarray) -> np.ndarray:
+    """Bilinear samples (N, 3) float32 of `frame` at (N, 2) px; outside -> border replicate."""
+    import cv2
+
+    n = points_px.shape[0]
+    cols = 512
+    rows = max(1, -(-n // cols))
+    pad = rows * cols - n
+    pts = np.asarray(points_px, dtype=np.float32)
+    if pad:
+        pts = np.vstack([pts, np.zeros((pad, 2), np.float32)])
+    map_x = np.ascontiguousarray(pts[:, 0].reshape(rows, cols))
+    map_y = np.ascontiguousarray(pts[:, 1].reshape(rows, cols))
+    out = cv2.remap(frame, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return out.reshape(-1, 3)[:n].astype(np.float32)
+
+
+def _disc_points(radius: float, rings: int, per_ring: int) -> np.ndarray:
+    """(M, 2) offsets filling a disc: its centre plus `rings` rings."""
+    pts = [(0.0, 0.0)]
+    for i in range(1, rings + 1):
+        rr = radius * i / rings
+        n = per_ring * i
+        a = np.arange(n) * 2 * np.pi / n + i * 0.3
+        pts += list(zip((rr * np.cos(a)).tolist(), (rr * np.sin(a)).tolist(), strict=True))
+    return np.asarray(pts, dtype=np.float64)
+
+
+_DEBUG: dict[str, Any] | None = None  # set to a dict to collect the internals (debugging)
+
+
+# --- the stage --------------------------------------------------------------------------------
+def read_tops(
+    frame: np.ndarray,
+    board: BoardFit,
+    params: TopsParams = TopsParams(),
+    *,
+    colours: Mapping[str, Any] | None = None,
+    intrinsics: Intrinsics | None = None,
+) -> TopsReading:
+    """Read the top colour (or empty) of all 52 cells, and the heights when `intrinsics` is given.
+
+    `frame` is the BGR image the `board` fit belongs to. `colours` is a calibrated colour model
+    {letter: BGR} as the pieces look in this camera and light; without it the default colours are
+    compared after white-balancing the frame on the board's light squares.
+    """
+    if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3:
+        shape = getattr(frame, "shape", None)
+        raise InvalidImageError(f"frame must be a BGR image of shape (H, W, 3), got shape {shape}")
+    if frame.dtype != np.uint8:
+        raise InvalidImageError(f"frame must be uint8 BGR, got dtype {frame.dtype}")
+    letters, ref_chroma = _colour_model(colours)
+    calibrated = colours is not None
+    h_img, w_img = frame.shape[:2]
+    cam = camera_from_board(board, (w_img, h_img), params, intrinsics)
+
+    n_cells = len(CELLS)
+    radius = params.disc_diameter / 2.0
+    t = params.disc_thickness
+    n_dir = params.n_directions
+    kmax = params.max_height
+    centres = CELL_CENTRES_BOARD
+
+    # 1. board reference samples (light squares near each cell's corners) and floor patches
+    off = params.reference_offset
+    ref_offsets = np.array([[-off, -off], [off, -off], [off, off], [-off, off]])
+    ref_pts = (centres[:, None, :] + ref_offsets[None]).reshape(-1, 2)
+    floor_off = _disc_points(params.floor_radius, 2, 6)
+    floor_pts = (centres[:, None, :] + floor_off[None]).reshape(-1, 2)
+
+    # 2. candidate top circles: heights 0..kmax+1 (levels), n_dir directions
+    levels = np.arange(0, kmax + 2, dtype=np.float64)
+    theta = np.arange(n_dir) * 2 * np.pi / n_dir
+    circ = radius * np.stack([np.cos(theta), np.sin(theta)], axis=1)  # (J, 2)
+    n_lv = levels.size
+    per = np.empty((n_cells, n_lv, n_dir + 1, 3))
+    per[:, :, :n_dir, :2] = centres[:, None, None, :] + circ[None, None]
+    per[:, :, n_dir, :2] = centres[:, None, :]
+    per[:, :, :, 2] = (levels * t)[None, :, None]
+
+    all_board = np.vstack(
+        [
+            np.hstack([ref_pts, np.zeros((ref_pts.shape[0], 1))]),
+            np.hstack([floor_pts, np.zeros((floor_pts.shape[0], 1))]),
+            per.reshape(-1, 3),
+        ]
+    )
+    all_px = cam.project(all_board).astype(np.float64)
+    n_ref, n_floor = ref_pts.shape[0], floor_pts.shape[0]
+    per_px = all_px[n_ref + n_floor :].reshape(n_cells, n_lv, n_dir + 1, 2)
+    rim_px = per_px[:, :, :n_dir]  # (C, L, J, 2)
+    ctr_px = per_px[:, :, n_dir]  # (C, L, 2)
+
+    # normals: radial directions at the middle height
+    mid = min(3, kmax)
+    normal = rim_px[:, mid] - ctr_px[:, mid, None, :]
+    normal /= np.linalg.norm(normal, axis=-1, keepdims=True) + 1e-9  # (C, J, 2)
+    anchor = rim_px[:, mid]  # (C, J, 2)
+    s_pred = np.einsum("cljx,cjx->clj", rim_px - anchor[:, None], normal)  # (C, L, J)
+
+    # profile sample positions
+    step = params.profile_step_px
+    hyp = s_pred[:, 1 : kmax + 1]
+    s_lo = hyp.min(axis=1) - params.profile_margin_px  # (C, J)
+    span = float((hyp.max(axis=1) - hyp.min(axis=1)).max()) + 2 * params.profile_margin_px
+    n_s = int(math.ceil(span / step)) + 1
+    s_grid = s_lo[:, :, None] + step * np.arange(n_s)[None, None, :]  # (C, J, S)
+    prof_pts = anchor[:, :, None, :] + s_grid[..., None] * normal[:, :, None, :]
+
+    # one bilinear sampling pass for everything
+    samples = _sample(frame, np.vstack([all_px[: n_ref + n_floor], prof_pts.reshape(-1, 2)]))
+    ref_s = samples[:n_ref].reshape(n_cells, 4, 3)
+    floor_s = samples[n_ref : n_ref + n_floor].reshape(n_cells, -1, 3)
+    prof = samples[n_ref + n_floor :].reshape(n_cells, n_dir, n_s, 3)
+
+    # 3. white balance on the board's light squares (robust: median over all cells)
+    board_ref = np.median(ref_s.reshape(-1, 3), axis=0)
+    if float(board_ref.min()) < 8.0:
+        raise BoardPoseError(
+            f"the board's light squares look black (median BGR {board_ref.round(1).tolist()}): "
+            "wrong board fit or no light"
+        )
+    gains = board_ref.mean() / board_ref
+    wb = np.ones(3, dtype=np.float32) if calibrated else gains.astype(np.float32)
+
+    # 4. empty or occupied, from the floor patch
+    floor_chroma = _chroma(np.median(floor_s, axis=1) * wb)  # (C, 2)
+    floor_sat = np.linalg.norm(floor_chroma, axis=1)
+    if calibrated:
+        board_sat = float(np.linalg.norm(_chroma(board_ref[None])[0]))
+        floor_sat = np.linalg.norm(floor_chroma - _chroma(board_ref[None])[0], axis=1)
+        del board_sat
+    ref_sat = np.linalg.norm(ref_chroma, axis=1)
+    empty_thresh = 0.5 * float(ref_sat.min())
+    occupied = floor_sat > empty_thresh
+
+    # 5. edge profiles -> coarse height per cell
+    p = prof * wb
+    p = (p[:, :, :-2] + 2 * p[:, :, 1:-1] + p[:, :, 2:]) * 0.25  # smooth along s
+    k_d = max(1, int(round(1.0 / step)))
+    diff = p[:, :, 2 * k_d :] - p[:, :, : -2 * k_d]
+    edge = np.sqrt((diff * diff).sum(axis=-1))  # (C, J, S') edge at grid index i+k_d+1
+    s_edge0 = s_lo + (k_d + 1) * step  # position of edge[..., 0]
+    n_e = edge.shape[2]
+    win = max(0, int(round(params.coarse_window_px / step)))
+    if win:
+        from scipy.ndimage import maximum_filter1d
+
+        edge_max = maximum_filter1d(edge, size=2 * win + 1, axis=2, mode="nearest")
+    else:
+        edge_max = edge
+    # per direction, edges relative to the strongest one on the profile (every direction votes
+    # alike); a hypothesis is good when its circle lies on an edge and nothing inside it is one
+    norm = edge_max / (edge.max(axis=2, keepdims=True) + params.edge_floor)
+    inner = np.maximum.accumulate(norm, axis=2)  # strongest edge at or before each position
+    idx_f = (hyp - s_edge0[:, None, :]) / step  # (C, K, J)
+    idx = np.clip(np.rint(idx_f).astype(np.int64), 0, n_e - 1)
+    idx_in = np.clip(
+        np.rint(idx_f - params.inner_gap_px / step).astype(np.int64), 0, n_e - 1
+    )
+    on = np.take_along_axis(norm[:, None].repeat(kmax, axis=1), idx[..., None], axis=3)[..., 0]
+    inside = np.take_along_axis(
+        inner[:, None].repeat(kmax, axis=1), idx_in[..., None], axis=3
+    )[..., 0]
+    inside = np.where(idx_f - params.inner_gap_px / step >= 0, inside, 0.0)
+    score_k = (on - params.inner_penalty * inside).mean(axis=2)  # (C, K)
+    k0 = np.argmax(score_k, axis=1) + 1  # (C,)
+
+    # 6. sub-pixel refinement of the height: fit edge offsets to d s / d h
+    rows = np.arange(n_cells)
+    s0 = s_pred[rows, k0]  # (C, J) predicted edge at k0
+    k_hi = np.minimum(k0 + 1, kmax + 1)
+    ds = (s_pred[rows, k_hi] - s_pred[rows, k0 - 1]) / ((k_hi - (k0 - 1)) * t)[:, None]
+    # ds: px of edge shift per cell of height, (C, J)
+    half = np.maximum(np.abs(ds) * t * 0.6, 1.5)  # search half-width px
+    pos = s_edge0[:, :, None] + step * np.arange(n_e)[None, None, :]
+    in_win = np.abs(pos - s0[:, :, None]) <= half[:, :, None]
+    masked = np.where(in_win, edge, -1.0)
+    ipk = np.argmax(masked, axis=2)  # (C, J)
+    ipk_c = np.clip(ipk, 1, n_e - 2)
+    e_m = np.take_along_axis(edge, (ipk_c - 1)[..., None], axis=2)[..., 0]
+    e_0 = np.take_along_axis(edge, ipk_c[..., None], axis=2)[..., 0]
+    e_p = np.take_along_axis(edge, (ipk_c + 1)[..., None], axis=2)[..., 0]
+    den = e_m - 2 * e_0 + e_p
+    frac = np.where(den < -1e-6, 0.5 * (e_m - e_p) / np.where(den < -1e-6, den, -1.0), 0.0)
+    frac = np.clip(frac, -0.5, 0.5)
+    e_pos = s_edge0 + step * (ipk_c + frac)  # (C, J) measured edge positions
+    resid0 = e_pos - s0
+    weight = np.maximum(e_0, 0.0)
+    dh = np.zeros(n_cells)
+    c_tuk = params.robust_scale_px * 4.685
+    for _ in range(4):
+        r = resid0 - dh[:, None] * ds
+        w = weight * np.where(np.abs(r) < c_tuk, (1 - (r / c_tuk) ** 2) ** 2, 0.0)
+        num = (w * ds * resid0).sum(axis=1)
+        dnm = (w * ds * ds).sum(axis=1) + 1e-9
+        dh = num / dnm
+    r = resid0 - dh[:, None] * ds
+    w = weight * np.where(np.abs(r) < c_tuk, (1 - (r / c_tuk) ** 2) ** 2, 0.0)
+    w_sum = w.sum(axis=1) + 1e-9
+    n_eff = (w_sum**2) / ((w * w).sum(axis=1) + 1e-9)
+    var_r = (w * r * r).sum(axis=1) / w_sum
+    sigma_h = np.sqrt(var_r / np.maximum(n_eff - 1, 1.0) * w_sum / ((w * ds * ds).sum(axis=1) + 1e-9))
+    h_est = k0 + dh / t  # pieces
+    h_est = np.clip(h_est, 0.5, kmax + 0.5)
+
+    # 7. colour of the top face, at the chosen height
+    k_final = np.clip(np.rint(h_est).astype(np.int64), 1, kmax)
+    col_off = _disc_points(radius * params.colour_radius_frac, 2, 6)
+    m = col_off.shape[0]
+    top_board = np.empty((n_cells, m, 3))
+    top_board[:, :, :2] = centres[:, None, :] + col_off[None]
+    top_board[:, :, 2] = (k_final * t)[:, None]
+    top_px = cam.project(top_board.reshape(-1, 3))
+    top_s = _sample(frame, top_px).reshape(n_cells, m, 3)
+    top_chroma = _chroma(np.median(top_s, axis=1) * wb)  # (C, 2)
+    d = np.linalg.norm(top_chroma[:, None, :] - ref_chroma[None], axis=2)  # (C, nL)
+    order = np.argsort(d, axis=1)
+    best = order[:, 0]
+    d1 = d[rows, best]
+    d2 = d[rows, order[:, 1]] if len(letters) > 1 else d1 + 1.0
+
+    if _DEBUG is not None:
+        _DEBUG.update(locals())
+    tops: dict[str, str] = {}
+    conf: dict[str, float] = {}
+    heights: dict[str, int] = {}
+    hsig: dict[str, float] = {}
+    hest: dict[str, float] = {}
+    for i, cell in enumerate(CELLS):
+        occ_margin = abs(float(floor_sat[i]) - empty_thresh) / max(empty_thresh, 1e-6)
+        occ_conf = min(1.0, occ_margin)
+        if not occupied[i]:
+            tops[cell] = EMPTY
+            conf[cell] = occ_conf
+            heights[cell] = 0
+            hsig[cell] = 0.0
+            hest[cell] = 0.0
+            continue
+        tops[cell] = letters[int(best[i])]
+        col_conf = float((d2[i] - d1[i]) / (d2[i] + d1[i] + 1e-9))
+        conf[cell] = float(min(occ_conf, col_conf))
+        heights[cell] = int(k_final[i])
+        hsig[cell] = float(max(sigma_h[i] / t, params.min_height_sigma))
+        hest[cell] = float(h_est[i])
+    if intrinsics is None:
+        return TopsReading(tops, conf, None, None, None)
+    return TopsReading(tops, conf, heights, hsig, hest)
+
+
+# --- debugging entry point --------------------------------------------------------------------
+def _main(argv: list[str] | None = None) -> int:  # pragma: no cover - manual debugging
+    import argparse
+    import json
+
+    import cv2
+
+    parser = argparse.ArgumentParser(description="read Domination stack tops on one image")
+    parser.add_argument("image")
+    parser.add_argument("--corners", help="x0,y0,x1,y1,x2,y2,x3,y3 board corners in px")
+    args = parser.parse_args(argv)
+    frame = cv2.imread(args.image, cv2.IMREAD_COLOR)
+    if frame is None:
+        raise SystemExit(f"cannot read image {args.image}")
+    from vision.domination_board import find_domination_board
+
+    corners = None
+    if args.corners:
+        corners = np.array([float(v) for v in args.corners.split(",")]).reshape(4, 2)
+    board = find_domination_board(frame, corners_px=corners)
+    reading = read_tops(frame, board)
+    print(json.dumps({"image": args.image, **reading.to_dict()}))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(_main())

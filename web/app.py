@@ -1,0 +1,47 @@
+"""The Flask app factory: one blueprint per feature, the referee service stored on the app."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Flask
+
+from web.service_access import SERVICE_KEY
+
+#: Shipped defaults; `test_config` or `serve()` override them.
+DEFAULT_CONFIG: dict[str, Any] = {
+    "REQUIRE_PIN": False,  # set by web.server.serve when listening beyond localhost
+    "PIN": None,  # the owner's PIN (str); controls are refused while REQUIRE_PIN and no PIN
+    "SSE_KEEPALIVE_S": 15.0,  # a comment line this often keeps proxies and phones connected
+    "SSE_MAX_S": 600.0,  # a stream ends after this long; EventSource reconnects by itself
+    "MJPEG_FPS": 5.0,
+    "PIN_MAX_FAILURES": 5,  # wrong PINs from one address ...
+    "PIN_LOCKOUT_S": 60.0,  # ... lock that address out for this long
+    "SESSION_COOKIE_SAMESITE": "Strict",
+    "SESSION_COOKIE_HTTPONLY": True,
+    "JSON_SORT_KEYS": False,
+}
+
+
+def create_app(test_config: Mapping[str, Any] | None = None, *, service: Any = None) -> Flask:
+    """Build the web app presenting `service` (a `referee.service.RefereeService`)."""
+    app = Flask(__name__)
+    app.config.update(DEFAULT_CONFIG)
+    app.config["SECRET_KEY"] = secrets.token_hex(32)  # sessions last as long as the process
+    if test_config is not None:
+        app.config.update(test_config)
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.extensions[SERVICE_KEY] = service
+
+    from web import json_errors, security
+    from web.blueprints import api_control, api_live, api_matches, pages
+
+    security.init_app(app)
+    json_errors.init_app(app)
+    app.register_blueprint(pages.bp)
+    app.register_blueprint(api_live.bp)
+    app.register_blueprint(api_control.bp)
+    app.register_blueprint(api_matches.bp)
+    return app

@@ -1,0 +1,70 @@
+"""Controls: `POST /api/control/<name>` (JSON) -> `service.command(name, payload)`; the PIN login.
+
+Cross-site and content-type checks run for every state-changing request (`web.security`); the
+control routes also need the owner (PIN) when the server listens beyond localhost.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+
+from web import security
+from web.errors import BadRequestError
+from web.service_access import get_service, to_jsonable
+
+bp = Blueprint("api_control", __name__, url_prefix="/api")
+
+#: The commands the page sends (docs/INTERFACES.md); others are passed on for the service to judge.
+COMMANDS = ("new_match", "confirm", "undo", "answer", "correct", "draw", "pause", "resume",
+            "set_corners", "sample_colours")
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def json_object_body() -> dict[str, Any]:
+    """The request body as a JSON object, or `BadRequestError` saying what is wrong with it."""
+    raw = request.get_data(cache=True)
+    if not raw.strip():
+        return {}
+    body = request.get_json(silent=True)
+    if body is None:
+        raise BadRequestError(f"the body of {request.method} {request.path} is not valid JSON",
+                              code="malformed_json")
+    if not isinstance(body, dict):
+        raise BadRequestError(
+            f"the body of {request.method} {request.path} must be a JSON object, "
+            f"got {type(body).__name__}", code="malformed_json")
+    return body
+
+
+@bp.post("/control/<name>")
+def control(name: str) -> Response:
+    if not _NAME.fullmatch(name):
+        raise BadRequestError(f"{name!r} is not a command name", code="unknown_command")
+    security.require_owner()
+    payload = json_object_body()
+    result = get_service().command(name, payload)
+    return jsonify({"ok": True, "command": name, "result": to_jsonable(result)})
+
+
+@bp.get("/session")
+def session_info() -> Response:
+    return jsonify({"require_pin": security.pin_required(), "owner": security.is_owner()})
+
+
+@bp.post("/login")
+def login() -> Response:
+    body = json_object_body()
+    if security.pin_required():
+        if "pin" not in body:
+            raise BadRequestError('the login body must be {"pin": "..."}', code="malformed_json")
+        security.log_in(str(body["pin"]))
+    return jsonify({"require_pin": security.pin_required(), "owner": True})
+
+
+@bp.post("/logout")
+def logout() -> Response:
+    security.log_out()
+    return jsonify({"require_pin": security.pin_required(), "owner": security.is_owner()})

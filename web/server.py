@@ -1,0 +1,60 @@
+"""Serve the app with waitress: one process, one camera owner, enough threads for SSE clients."""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+import socket
+import sys
+from typing import Any
+
+DEFAULT_THREADS = 24  # each open page holds one thread for its event stream
+
+
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach (`localhost`, 127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def make_server(service: Any, *, host: str = "127.0.0.1", port: int = 8000,
+                pin: str | None = None, threads: int = DEFAULT_THREADS) -> Any:
+    """A waitress server for `service` (not yet running: call `.run()`, stop with `.close()`).
+
+    Beyond localhost the controls need the owner's PIN; without `pin` a random 6-digit one is
+    made and printed.
+    """
+    from waitress import create_server
+
+    from web.app import create_app
+
+    require_pin = not is_loopback(host)
+    if require_pin and not pin:
+        pin = f"{secrets.randbelow(10**6):06d}"
+        print(f"owner PIN: {pin}", flush=True)
+    app = create_app({"REQUIRE_PIN": require_pin, "PIN": pin}, service=service)
+    return create_server(app, host=host, port=port, threads=threads,
+                         channel_timeout=30, ident="tabletop-referee")
+
+
+def serve(service: Any, *, host: str = "127.0.0.1", port: int = 8000,
+          pin: str | None = None) -> None:
+    """Serve the page until interrupted; prints `serving on http://HOST:PORT/` when listening."""
+    server = make_server(service, host=host, port=port, pin=pin)
+    bound_port = server.effective_port if hasattr(server, "effective_port") else port
+    shown = f"[{host}]" if ":" in host else host
+    print(f"serving on http://{shown}:{bound_port}/", flush=True)
+    if not is_loopback(host) and host in ("0.0.0.0", "::"):
+        try:
+            lan = socket.gethostbyname(socket.gethostname())
+            print(f"on this network: http://{lan}:{bound_port}/", file=sys.stderr, flush=True)
+        except OSError:
+            pass
+    try:
+        server.run()
+    finally:
+        server.close()

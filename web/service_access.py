@@ -1,0 +1,49 @@
+"""Reach the referee service stored on the app, and make its answers JSON-able."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from flask import current_app
+
+SERVICE_KEY = "referee_service"
+
+
+def get_service() -> Any:
+    """The `RefereeService` this app presents (set by `create_app(service=...)`)."""
+    service = current_app.extensions.get(SERVICE_KEY)
+    if service is None:
+        raise RuntimeError("no referee service: build the app with create_app(service=...)")
+    return service
+
+
+def to_jsonable(value: Any) -> Any:
+    """Dataclasses, enums, tuples, numpy scalars and sqlite rows become plain JSON values."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json) and not isinstance(value, type):
+        return to_jsonable(to_json())
+    if isinstance(value, enum.Enum):
+        return to_jsonable(value.value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if hasattr(value, "keys") and hasattr(value, "__getitem__"):  # sqlite3.Row
+        return {str(k): to_jsonable(value[k]) for k in value.keys()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_jsonable(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalar
+        return to_jsonable(value.item())
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy array
+        return to_jsonable(value.tolist())
+    if isinstance(value, bytes):
+        return None
+    return str(value)

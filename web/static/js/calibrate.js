@@ -1,0 +1,107 @@
+// Calibration wizard: click the four board corners on a frozen frame, sample colours, check.
+import { control, getJSON, reportError, toast } from "./api.js";
+
+const $ = (id) => document.getElementById(id);
+const CORNER_NAMES = {
+  dition: ["top-left (corner 0)", "top-right (1)", "bottom-right (2)", "bottom-left (3)"],
+  domination: ["next to a8", "next to h8", "next to h1", "next to a1"],
+};
+let corners = [];
+let frameUrl = null;
+
+function game() { return $("cal-game").value; }
+
+function drawMarks() {
+  const img = $("cal-image");
+  const svg = $("cal-marks");
+  const w = img.naturalWidth || 1, h = img.naturalHeight || 1;
+  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+  const r = Math.max(w, h) / 90;
+  let html = "";
+  if (corners.length >= 3) html += `<polygon points="${corners.map((p) => p.join(",")).join(" ")}" stroke-width="${r / 4}"/>`;
+  corners.forEach(([x, y], i) => {
+    html += `<circle cx="${x}" cy="${y}" r="${r}" stroke-width="${r / 3}"/>` +
+      `<text x="${x + r * 1.3}" y="${y - r * 1.3}" font-size="${r * 2.6}" stroke-width="${r / 3}">${i}</text>`;
+  });
+  svg.innerHTML = html;
+  const names = CORNER_NAMES[game()];
+  $("corner-names").textContent = names.join(", ");
+  $("cal-hint").textContent = corners.length < 4
+    ? `Click corner ${corners.length}: ${names[corners.length]}`
+    : "Four corners set: use them, or clear and click again";
+  $("cal-send").disabled = corners.length !== 4;
+}
+
+async function freeze() {
+  try {
+    const response = await fetch(`/api/frame.jpg?overlay=0&t=${Date.now()}`, { cache: "no-store" });
+    if (!response.ok) {
+      const data = await response.json().catch(() => ({}));
+      throw new Error(data.message || `no frame (${response.status})`);
+    }
+    const blob = await response.blob();
+    if (frameUrl) URL.revokeObjectURL(frameUrl);
+    frameUrl = URL.createObjectURL(blob);
+    const img = $("cal-image");
+    img.onload = () => { img.hidden = false; $("cal-missing").hidden = true; drawMarks(); };
+    img.src = frameUrl;
+    corners = [];
+  } catch (err) {
+    reportError(err);
+  }
+}
+
+function showCheck(calibration) {
+  const dl = $("cal-check");
+  dl.innerHTML = "";
+  if (!calibration) {
+    dl.innerHTML = "<dt>status</dt><dd>not calibrated in this session</dd>";
+    return;
+  }
+  for (const [key, value] of Object.entries(calibration)) {
+    const dt = document.createElement("dt");
+    dt.textContent = key.replace(/_/g, " ");
+    const dd = document.createElement("dd");
+    dd.textContent = typeof value === "number" ? (Number.isInteger(value) ? String(value) : value.toFixed(3))
+      : (typeof value === "string" ? value : JSON.stringify(value, (k, v) => typeof v === "number" && !Number.isInteger(v) ? Math.round(v * 100) / 100 : v));
+    dl.append(dt, dd);
+  }
+}
+
+async function refreshCheck() {
+  const state = await getJSON("/api/state");
+  if (state.game) $("cal-game").value = state.game;
+  showCheck(state.calibration || null);
+  drawMarks();
+}
+
+$("cal-image").addEventListener("click", (event) => {
+  if (corners.length >= 4) return;
+  const img = event.currentTarget;
+  const rect = img.getBoundingClientRect();
+  const x = (event.clientX - rect.left) * img.naturalWidth / rect.width;
+  const y = (event.clientY - rect.top) * img.naturalHeight / rect.height;
+  corners.push([Math.round(x * 10) / 10, Math.round(y * 10) / 10]);
+  drawMarks();
+});
+$("cal-freeze").addEventListener("click", freeze);
+$("cal-reset").addEventListener("click", () => { corners = []; drawMarks(); });
+$("cal-game").addEventListener("change", drawMarks);
+$("cal-send").addEventListener("click", async () => {
+  try {
+    await control("set_corners", { corners_px: corners, game: game() });
+    toast("Corners set", "ok");
+    await refreshCheck();
+  } catch (err) { reportError(err); }
+});
+$("cal-sample").addEventListener("click", async () => {
+  try {
+    await control("sample_colours", {});
+    toast("Colours sampled", "ok");
+    await refreshCheck();
+  } catch (err) { reportError(err); }
+});
+
+drawMarks();
+freeze();
+refreshCheck().catch(reportError);
