@@ -47,22 +47,6 @@ class _Hypothesis:
     movers: tuple[str, ...] = ()
 
 
-def _overflow_text(move: Any, result: Any, mover: str) -> str | None:
-    removed = result.removed
-    if not removed:
-        return None
-    cell = move.to_json().get("to") or move.to_json().get("place")
-    own = removed.count(mover)
-    others: dict[str, int] = {}
-    for piece in removed:
-        if piece != mover:
-            others[piece] = others.get(piece, 0) + 1
-    parts = [f"{n} {p} captured" for p, n in sorted(others.items())]
-    if own:
-        parts.append(f"{own} {mover} to {mover}'s reserve")
-    return f"remove {len(removed)} from the bottom of {cell}: " + ", ".join(parts)
-
-
 class DominationMatch:
     game = GAME
 
@@ -322,10 +306,8 @@ class DominationMatch:
         end = rdom.outcome(h.state)
         if end is not None:
             self.phase = "over"
-            self.winner = getattr(end, "winner", None)
-            if isinstance(self.winner, (tuple, list)):
-                self.winner = "+".join(self.winner)
-            reason = getattr(getattr(end, "termination", None), "value", str(end))
+            self.winner = "+".join(end.winners) if len(end.winners) > 1 else end.winner
+            reason = end.termination.value
             text = f"{self.winner} wins ({reason})" if self.winner else f"Game over ({reason})"
             self.instruction = {"kind": "over", "text": text, "highlight": []}
             events.append({"type": "end", "winner": self.winner, "reason": reason, "text": text})
@@ -340,7 +322,7 @@ class DominationMatch:
                  "text": text}
         self.last_move = event
         events = [event]
-        overflow = _overflow_text(move, result, mover)
+        overflow = result.describe() or None
         if overflow:
             cell = mj.get("to") or mj.get("place")
             self.instruction = {"kind": "remove", "text": f"{text}: {overflow}",

@@ -162,7 +162,7 @@ def generate_domination_match(
                     continue  # keep the demo free of questions
                 score = rng.random()
                 score += 2.0 * len(result.removed)
-                score += 3.0 if move.is_place and reserves == 0 else 0.0
+                score += 3.0 if move.kind == rdom.MoveKind.PLACE and reserves == 0 else 0.0
                 scored.append((score, move, after, result))
             if not scored:
                 break
@@ -170,7 +170,7 @@ def generate_domination_match(
             _, move, after, result = scored[0]
             turns.append(DominationTurn(state, move, result, after))
             overflows += bool(result.removed)
-            reserves += bool(move.is_place)
+            reserves += move.kind == rdom.MoveKind.PLACE
             state = after
             if rdom.outcome(state) is not None:
                 break

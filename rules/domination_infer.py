@@ -187,7 +187,8 @@ def infer_moves(
             for i, top in zip(cells, tops, strict=True)
         )
         after, _ = _apply_unchecked(state, move)
-        out.append(Candidate(move, after, ll - params.mismatch_penalty * bad, invisible, bad))
+        score = round(ll - params.mismatch_penalty * bad, 9)  # drop float cancellation noise
+        out.append(Candidate(move, after, score, invisible, bad))
     out.sort(key=lambda c: (-c.score, c.invisible))
     return out
 

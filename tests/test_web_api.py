@@ -260,7 +260,7 @@ def test_login_sets_a_session_and_logout_ends_it(pin_app: Flask, service: Any) -
     cookie = response.headers["Set-Cookie"]
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
     assert post(client, "/api/control/pause").status_code == 200
-    assert client.get("/api/session").get_json()["owner"] is True
+    assert client.get("/api/session", base_url=BASE).get_json()["owner"] is True
     assert post(client, "/api/logout").status_code == 200
     assert_json_error(post(client, "/api/control/resume"), 401, "pin_required")
 

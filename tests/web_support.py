@@ -112,6 +112,10 @@ class StandInService:
                       "set_corners", "sample_colours"):
             if self.match_id is None and name not in ("set_corners", "sample_colours"):
                 raise _command_error("no_match", f"no match running: {name} needs a match")
+            if name == "answer" and self.question is None:
+                raise _command_error("no_question", "there is no open question to answer")
+            if name == "undo" and not self.discs:
+                raise _command_error("nothing_to_undo", "no move to undo")
             if name == "pause":
                 self.status = "paused"
                 self.instruction = {"kind": "info", "text": "Paused", "highlight": []}

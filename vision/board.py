@@ -123,8 +123,12 @@ def board_corners_board(game: str) -> np.ndarray:
 def apply_homography(H: np.ndarray, points: np.ndarray) -> np.ndarray:
     """(N, 2) -> (N, 2) through the 3x3 homography H."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-    q = pts @ H[:, :2].T + H[:, 2]
-    return q[:, :2] / q[:, 2:3]
+    x, y = pts[:, 0], pts[:, 1]
+    w = H[2, 0] * x + H[2, 1] * y + H[2, 2]
+    out = np.empty_like(pts)
+    out[:, 0] = (H[0, 0] * x + H[0, 1] * y + H[0, 2]) / w
+    out[:, 1] = (H[1, 0] * x + H[1, 1] * y + H[1, 2]) / w
+    return out
 
 
 def homography_from_corners(

@@ -293,24 +293,25 @@ def _candidates(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np.nd
         return np.zeros((0, 2)), np.zeros(0)
     val = best[py, px]
     order = np.argsort(-val)
-    pts = np.stack([px, py], axis=1).astype(np.float64)[order]
+    pts = np.stack([px, py], axis=1)[order]
     val = val[order]
-    # greedy non-maximum suppression (plateaus give duplicates)
-    keep: list[int] = []
-    min_d2 = (params.min_separation_board * s) ** 2
-    for i in range(len(pts)):
-        if all((pts[i, 0] - pts[j, 0]) ** 2 + (pts[i, 1] - pts[j, 1]) ** 2 >= min_d2 for j in keep):
-            keep.append(i)
-    pts, val = pts[keep], val[keep]
-    # sub-pixel peak by a 3x3 centroid
-    sub = []
-    for (x, y) in pts.astype(int):
-        y0, y1, x0, x1 = max(y - 1, 0), min(y + 2, h), max(x - 1, 0), min(x + 2, w)
-        win = best[y0:y1, x0:x1]
-        yy, xx = np.mgrid[y0:y1, x0:x1]
-        tot = win.sum()
-        sub.append(((xx * win).sum() / tot, (yy * win).sum() / tot))
-    return np.array(sub, dtype=np.float64), val / full * (2 * math.pi * r)
+    # plateaus give duplicate maxima: drop any peak near a stronger one
+    if len(pts) > 1:
+        from scipy.spatial import cKDTree
+
+        pairs = cKDTree(pts).query_pairs(params.min_separation_board * s, output_type="ndarray")
+        drop = np.zeros(len(pts), bool)
+        for i, j in sorted(map(tuple, pairs)):
+            if not drop[i]:
+                drop[max(i, j)] = True
+        pts, val = pts[~drop], val[~drop]
+    # sub-pixel peak: 3x3 centroid
+    xx = np.clip(pts[:, 0, None, None] + np.arange(-1, 2)[None, None, :], 0, w - 1)
+    yy = np.clip(pts[:, 1, None, None] + np.arange(-1, 2)[None, :, None], 0, h - 1)
+    win = best[yy, xx]
+    tot = win.sum(axis=(1, 2))
+    sub = np.stack([(win * xx).sum(axis=(1, 2)) / tot, (win * yy).sum(axis=(1, 2)) / tot], axis=1)
+    return sub.astype(np.float64), val / full * (2 * math.pi * r)
 
 
 def _ring_stats(
@@ -415,8 +416,11 @@ def _fit_circles(
         if round_ == 2:
             break
         res = np.linalg.norm(pts - c[:, None, :], axis=2) - rr[:, None]
-        mad = 1.4826 * np.nanmedian(np.where(sel, np.abs(res), np.nan), axis=1)
-        mad = np.nan_to_num(mad, nan=0.0)
+        absr = np.where(sel, np.abs(res), np.inf)
+        cnt_sel = sel.sum(axis=1)
+        srt = np.sort(absr, axis=1)
+        mid = np.clip((cnt_sel - 1) // 2, 0, absr.shape[1] - 1)
+        mad = 1.4826 * np.where(cnt_sel > 0, srt[np.arange(n), mid], 0.0)
         sel = ok & (np.abs(res) < np.maximum(3 * mad, 0.01)[:, None])
     res = np.linalg.norm(pts - c[:, None, :], axis=2) - rr[:, None]
     cnt = sel.sum(axis=1)
@@ -444,13 +448,11 @@ def _refine_dots(
     # dot on black: brighter inside -> darker outward (-1); on white: darker inside (+1)
     polarity = np.where(is_black, -1.0, 1.0)
     c = centres0.copy()
-    sig = np.full(len(c), np.inf)
-    ok_all = np.zeros(len(c), bool)
-    for _ in range(2):
-        vals, u = _sample_profiles(grayf, board, intrinsics, c, radii, params.n_rays)
-        r_edge, strength = _edge_positions(vals, radii, polarity)
-        ok = (strength > 4.0) & (np.abs(r_edge - r_dot) < 0.09)
-        c, sig, ok_all = _fit_circles(c, u, r_edge, ok, r_dot, fixed_radius=False)
+    # one pass: the edge points are true rim points wherever the rays start
+    vals, u = _sample_profiles(grayf, board, intrinsics, c, radii, params.n_rays)
+    r_edge, strength = _edge_positions(vals, radii, polarity)
+    ok = (strength > 4.0) & (np.abs(r_edge - r_dot) < 0.09)
+    c, sig, ok_all = _fit_circles(c, u, r_edge, ok, r_dot, fixed_radius=False)
     return c, sig, ok_all
 
 

@@ -396,8 +396,9 @@ def read_tops(
         edge_max = edge
     # per direction, edges relative to the strongest one on the profile (every direction votes
     # alike); a hypothesis is good when its circle lies on an edge and nothing inside it is one
-    norm = edge_max / (edge.max(axis=2, keepdims=True) + params.edge_floor)
-    inner = np.maximum.accumulate(norm, axis=2)  # strongest edge at or before each position
+    scale = 1.0 / (edge.max(axis=2, keepdims=True) + params.edge_floor)
+    norm = edge_max * scale
+    inner = np.maximum.accumulate(edge * scale, axis=2)  # strongest edge at or before each position
     idx_f = (hyp - s_edge0[:, None, :]) / step  # (C, K, J)
     idx = np.clip(np.rint(idx_f).astype(np.int64), 0, n_e - 1)
     idx_in = np.clip(

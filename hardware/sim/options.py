@@ -26,7 +26,7 @@ class RenderOptions:
     `jpeg_quality` (None = no compression), `vignette` (relative darkening at the corners).
     """
 
-    supersample: int = 3
+    supersample: int = 2
     disc_thickness: float = 0.08
     piece_thickness: float = 0.12
     markers: bool = True

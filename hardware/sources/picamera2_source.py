@@ -278,6 +278,24 @@ class Picamera2Source(SourceBase):
             controls[name] = value
         self._camera.set_controls(controls)
         self._locked = {k: v for k, v in controls.items() if k not in ("AeEnable", "AwbEnable")}
+        self._wait_for_lock()
+
+    def _wait_for_lock(self) -> None:
+        """Drop the frames still in flight from before the lock (controls apply a few frames late)."""
+        assert self._grabber is not None
+        target = {k: v for k, v in self._locked.items() if k in ("ExposureTime", "AnalogueGain")}
+        if not target:
+            return
+        deadline = time.monotonic() + self.params.settle_timeout_s
+        while time.monotonic() < deadline:
+            try:
+                meta = self._grabber.read().meta
+            except CorruptFrameError:
+                continue
+            # the sensor rounds exposure to whole lines: allow a small difference
+            if all(abs(float(meta.get(k, -1.0)) - float(v)) <= 0.02 * abs(float(v)) + 1e-9
+                   for k, v in target.items()):
+                return
 
     # --- the FrameSource protocol ------------------------------------------------------------
     def locked_controls(self) -> dict[str, Any]:

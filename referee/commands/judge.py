@@ -25,8 +25,10 @@ def judge_stream(source: TextIO, sink: TextIO) -> int:
     from referee.judging import judge_line
 
     count = 0
-    for line in source:
+    for number, line in enumerate(source, 1):
         answer = judge_line(line)
+        if "error" in answer:
+            answer = {**answer, "line": number}
         try:
             text = json.dumps(answer, allow_nan=False)
         except (TypeError, ValueError) as exc:

@@ -1,0 +1,201 @@
+"""Score the Dition vision (board + discs) on frames of the simulated table; print the tables.
+
+    .venv/bin/python benchmarks/bench_vision_dition.py [--frames 200] [--seed 1] [--quick]
+
+Frames: 1640x1232, random camera (tilt <= 15 degrees, any rotation, height 0.9-1.6 boards,
+lens distortion), RenderOptions.random (light gradient, hot spot, glare, colour cast, shadows,
+noise, blur, JPEG 70-95), 10-150 discs, a third of them touching another disc.
+
+Modes:
+  corners+K   corners given (truth), calibration intrinsics given
+  corners     corners given, no intrinsics, camera without lens distortion
+  aruco+K     board from the ArUco markers, intrinsics given
+  lines+K     board from the drawn squares (no markers rendered), intrinsics given
+  lines       board from the drawn squares, no intrinsics, camera without lens distortion
+
+Without markers the square board has a 4-fold symmetry: its corner 0 is taken as the one at the
+image's top-left. Scoring maps the truth through the one of the 4 symmetries closest to the fit.
+
+A frame is "perfect" when every disc is found once, no phantom is reported and every colour is
+right. Centre error = distance between reported and true centre (where the disc touches the board).
+Timing: the whole detect pipeline on one frame (given corners: detect_discs; automatic: find_board
++ detect_discs), single-threaded OpenCV, against one cv2.HoughCircles pass over the same grey
+frame with the disc radius range.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+from scipy.spatial import cKDTree
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hardware.sim.camera import random_camera  # noqa: E402
+from hardware.sim.options import RenderOptions  # noqa: E402
+from hardware.sim.render import SimDisc, render_dition  # noqa: E402
+from vision.board import BoardParams, find_board  # noqa: E402
+from vision.camera import Intrinsics  # noqa: E402
+from vision.dition import detect_discs  # noqa: E402
+from vision.errors import BoardNotFoundError  # noqa: E402
+
+MODES = ("corners+K", "corners", "aruco+K", "lines+K", "lines")
+
+
+def random_discs(rng: np.random.Generator, n: int, touching: float = 0.33) -> list[SimDisc]:
+    """n non-overlapping discs on the playing area, a share of them touching an earlier one."""
+    pts: list[np.ndarray] = []
+    tries = 0
+    while len(pts) < n and tries < 50 * n:
+        tries += 1
+        if pts and rng.random() < touching:
+            base = pts[int(rng.integers(len(pts)))]
+            a = rng.uniform(0, 2 * math.pi)
+            p = base + rng.uniform(1.0, 1.03) * np.array([math.cos(a), math.sin(a)])
+        else:
+            p = rng.uniform(0.5, 19.5, 2)
+        if not (0.5 <= p[0] <= 19.5 and 0.5 <= p[1] <= 19.5):
+            continue
+        if pts and np.min(np.linalg.norm(np.array(pts) - p, axis=1)) < 1.0:
+            continue
+        pts.append(p)
+    return [SimDisc(float(x), float(y), "black" if rng.random() < 0.5 else "white") for x, y in pts]
+
+
+def symmetries(points: np.ndarray) -> list[np.ndarray]:
+    """The 4 rotations of the square [0, 20]^2 applied to (N, 2) points."""
+    x, y = points[:, 0], points[:, 1]
+    return [np.stack(p, 1) for p in ((x, y), (20 - y, x), (20 - x, 20 - y), (y, 20 - x))]
+
+
+@dataclass
+class Score:
+    frames: int = 0
+    perfect: int = 0
+    board_missed: int = 0
+    missed: int = 0
+    phantoms: int = 0
+    colour_wrong: int = 0
+    discs: int = 0
+    errors: list[float] = field(default_factory=list)
+    times_ms: list[float] = field(default_factory=list)
+    hough_ms: list[float] = field(default_factory=list)
+
+
+def score_frame(truth: list[SimDisc], found: list, score: Score, match_radius: float = 0.3) -> None:
+    score.frames += 1
+    score.discs += len(truth)
+    t = np.array([[d.x, d.y] for d in truth]).reshape(-1, 2)
+    f = np.array([d.centre_board for d in found]).reshape(-1, 2)
+    if len(f):
+        best = min(symmetries(t), key=lambda s: np.median(cKDTree(s).query(f)[0]))
+    else:
+        best = t
+    tree = cKDTree(best)
+    used = set()
+    missed = phantoms = colour = 0
+    for d, p in zip(found, f):
+        dist, i = tree.query(p)
+        if dist > match_radius or i in used:
+            phantoms += 1
+            continue
+        used.add(int(i))
+        score.errors.append(float(dist))
+        colour += d.colour != truth[int(i)].colour
+    missed = len(truth) - len(used)
+    score.missed += missed
+    score.phantoms += phantoms
+    score.colour_wrong += colour
+    score.perfect += missed == 0 and phantoms == 0 and colour == 0
+
+
+def hough_ms(gray: np.ndarray, px_per_unit: float) -> float:
+    r = 0.5 * px_per_unit
+    t0 = time.perf_counter()
+    cv2.HoughCircles(gray, cv2.HOUGH_GRADIENT, 1, 0.8 * 2 * r, param1=100, param2=20,
+                     minRadius=int(0.85 * r), maxRadius=int(1.15 * r) + 1)
+    return (time.perf_counter() - t0) * 1000
+
+
+def run(frames: int, seed: int, modes: tuple[str, ...], verbose: bool) -> dict[str, Score]:
+    cv2.setNumThreads(1)
+    rng = np.random.default_rng(seed)
+    scores = {m: Score() for m in modes}
+    for k in range(frames):
+        n = int(rng.integers(10, 151))
+        discs = random_discs(rng, n)
+        opts = RenderOptions.random(rng)
+        cam_d = random_camera(rng, "dition", distortion=True)
+        cam_0 = random_camera(rng, "dition", distortion=False)
+        for mode in modes:
+            cam = cam_0 if mode in ("corners", "lines") else cam_d
+            o = opts if not mode.startswith("lines") else opts.replace(markers=False)
+            frame_rng = np.random.default_rng([seed, k])
+            r = render_dition(discs, cam, frame_rng, options=o)
+            intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size) if mode.endswith("+K") else None
+            corners = np.array(r.truth["corners_px"]) if mode.startswith("corners") else None
+            params = BoardParams(use_aruco=mode.startswith("aruco"), use_lines=mode.startswith("lines"))
+            sc = scores[mode]
+            t0 = time.perf_counter()
+            try:
+                fit = find_board(r.image, params, corners_px=corners, intrinsics=intr)
+            except BoardNotFoundError:
+                sc.frames += 1
+                sc.board_missed += 1
+                sc.discs += len(discs)
+                sc.missed += len(discs)
+                if verbose:
+                    print(f"frame {k} {mode}: board not found", flush=True)
+                continue
+            found = detect_discs(r.image, fit, intrinsics=intr)
+            sc.times_ms.append((time.perf_counter() - t0) * 1000)
+            gray = cv2.cvtColor(r.image, cv2.COLOR_BGR2GRAY)
+            ppu = float(np.linalg.norm(np.subtract(r.truth["corners_px"][1], r.truth["corners_px"][0]))) / 20
+            sc.hough_ms.append(hough_ms(gray, ppu))
+            before = (sc.missed, sc.phantoms, sc.colour_wrong)
+            score_frame(discs, found, sc)
+            if verbose and (sc.missed, sc.phantoms, sc.colour_wrong) != before:
+                print(f"frame {k} {mode}: n={len(discs)} missed {sc.missed - before[0]} phantoms "
+                      f"{sc.phantoms - before[1]} colour {sc.colour_wrong - before[2]}", flush=True)
+    return scores
+
+
+def print_table(scores: dict[str, Score]) -> None:
+    print()
+    print("| mode | frames | perfect frames | board missed | discs | missed | phantoms | colour wrong "
+          "| median err | p99 err | max err | time ms (median) | HoughCircles ms | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for mode, s in scores.items():
+        e = np.array(s.errors) if s.errors else np.array([np.nan])
+        tm = float(np.median(s.times_ms)) if s.times_ms else float("nan")
+        hm = float(np.median(s.hough_ms)) if s.hough_ms else float("nan")
+        print(f"| {mode} | {s.frames} | {s.perfect / max(s.frames, 1):.1%} | {s.board_missed} | {s.discs} "
+              f"| {s.missed} | {s.phantoms} | {s.colour_wrong} | {np.median(e):.4f} "
+              f"| {np.percentile(e, 99):.4f} | {e.max():.4f} | {tm:.1f} | {hm:.1f} | {tm / hm:.2f} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--frames", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--quick", action="store_true", help="20 frames")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    a = ap.parse_args()
+    frames = 20 if a.quick else a.frames
+    modes = tuple(m for m in a.modes.split(",") if m)
+    bad = set(modes) - set(MODES)
+    if bad:
+        ap.error(f"unknown modes {sorted(bad)}; choose from {', '.join(MODES)}")
+    print_table(run(frames, a.seed, modes, a.verbose))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""The picamera2 source against the fake Picamera2: settling, locking, focus, threads, faults."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hardware import (
+    CameraBusyError,
+    CorruptFrameError,
+    MissingBackendError,
+    NoCameraError,
+    ResilientSource,
+    SourceLostError,
+    SourceUnavailableError,
+    open_source,
+)
+from hardware.fakes.picamera2 import FakeCamera, FakeCameraSystem, Picamera2
+from hardware.sources.picamera2_source import Picamera2Params, Picamera2Source, describe_cameras
+from test_sources_support import (
+    CENTRE_TOLERANCE_PX,
+    disc_centre_px,
+    frame_index_of,
+    measure_disc,
+    render_frame,
+)
+
+SIZE = (320, 240)
+
+
+def _system(**camera: object) -> FakeCameraSystem:
+    options = {"fps": 250.0, "frame_fn": lambda i, size: render_frame(i, size)} | camera
+    return FakeCameraSystem([FakeCamera(**options)])  # type: ignore[arg-type]
+
+
+def _open(system: FakeCameraSystem, **kwargs: object) -> Picamera2Source:
+    params = Picamera2Params(capture_timeout_s=0.3, read_timeout_s=1.0)
+    return Picamera2Source(0, params, size=SIZE, picamera2_class=system.picamera2_class,
+                           **kwargs)  # type: ignore[arg-type]
+
+
+def test_settles_then_locks_exposure_gain_and_white_balance() -> None:
+    system = _system(settle_frames=10, target_exposure_us=12000, target_gain=3.0,
+                     target_colour_gains=(2.1, 1.4))
+    with _open(system) as source:
+        assert source.settled
+        locked = source.locked_controls()
+        camera = system.instances[-1]
+    # the values the fake AE/AWB converge to (its ground truth), not what the source computed
+    assert locked == {"ExposureTime": 12000, "AnalogueGain": pytest.approx(3.0),
+                      "ColourGains": [pytest.approx(2.1), pytest.approx(1.4)]}
+    lock_call = camera.controls_set[-1]
+    assert lock_call["AeEnable"] is False and lock_call["AwbEnable"] is False
+    assert camera.camera_config["main"] == {"format": "RGB888", "size": SIZE}
+    assert not camera.is_open, "close() released the camera"
+
+
+def test_frames_are_bgr_and_show_the_scene() -> None:
+    system = _system(settle_frames=3)
+    with _open(system) as source:
+        frames = [source.read() for _ in range(5)]
+    for frame in frames:
+        assert frame.image.shape == (240, 320, 3)
+        i = frame_index_of(frame.image, range(0, 2000))
+        assert np.hypot(*np.subtract(measure_disc(frame.image), disc_centre_px(i))) < \
+            CENTRE_TOLERANCE_PX
+        # RGB888 is B, G, R in memory: the dark-blue plate has blue > red
+        plate = frame.image[2, 2].astype(int)
+        np.testing.assert_allclose(plate, (120, 40, 20), atol=2)
+        assert frame.meta["AeLocked"] is True
+    indices = [f.index for f in frames]
+    assert indices == sorted(set(indices)), "read() waits for a frame newer than the last"
+    times = [f.timestamp_s for f in frames]
+    assert all(b > a for a, b in zip(times, times[1:]))
+
+
+def test_stored_controls_are_reapplied_without_settling() -> None:
+    system = _system(settle_frames=1000)  # would never settle within the timeout
+    stored = {"ExposureTime": 9000, "AnalogueGain": 1.5, "ColourGains": [1.8, 1.5]}
+    with _open(system, controls=stored) as source:
+        assert source.locked_controls() == stored
+        frame = source.read()
+    assert system.instances[-1].controls_set[-1]["ColourGains"] == (1.8, 1.5)
+    assert frame.meta["ExposureTime"] == 9000
+
+
+def test_settling_gives_up_after_the_timeout_and_still_locks() -> None:
+    system = _system(settle_frames=10_000, fps=200.0)
+    params = Picamera2Params(settle_timeout_s=0.2, settle_tolerance=1e-6, capture_timeout_s=0.3)
+    with Picamera2Source(0, params, size=SIZE, picamera2_class=system.picamera2_class) as source:
+        assert not source.settled
+        assert set(source.locked_controls()) == {"ExposureTime", "AnalogueGain", "ColourGains"}
+
+
+def test_manual_focus_on_camera_module_3_only() -> None:
+    system = _system(settle_frames=2)
+    with _open(system, lens_position_dioptres=1.25) as source:  # focused at 80 cm
+        assert source.locked_controls()["LensPosition"] == 1.25
+        assert source.read().meta["LensPosition"] == 1.25
+    focus_call = system.instances[-1].controls_set[0]
+    assert focus_call == {"AfMode": 0, "LensPosition": 1.25}
+    with pytest.raises(NoCameraError, match="no adjustable focus"):
+        _open(_system(model="imx219"), lens_position_dioptres=1.0)
+
+
+def test_size_chosen_from_the_sensor_model() -> None:
+    for model, size in (("imx708", (2304, 1296)), ("imx219", (1640, 1232))):
+        system = FakeCameraSystem([FakeCamera(model=model, fps=500.0, settle_frames=1)])
+        source = Picamera2Source(0, picamera2_class=system.picamera2_class)
+        assert source.read().image.shape == (size[1], size[0], 3)
+        source.close()
+
+
+def test_busy_camera_and_missing_camera() -> None:
+    system = _system()
+    with _open(system):
+        with pytest.raises(CameraBusyError, match="busy"):
+            _open(system)
+    with pytest.raises(CameraBusyError, match="another program"):
+        _open(_system(busy=True))
+    with pytest.raises(NoCameraError, match="no camera found"):
+        Picamera2Source(0, picamera2_class=FakeCameraSystem([]).picamera2_class)
+    with pytest.raises(NoCameraError, match="no camera 1; found 1: 0: imx708"):
+        Picamera2Source(1, picamera2_class=_system().picamera2_class)
+    assert issubclass(CameraBusyError, SourceUnavailableError)
+
+
+def test_missing_picamera2_module_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "picamera2", None)
+    with pytest.raises(MissingBackendError, match="sudo apt install -y python3-picamera2") as info:
+        open_source("picamera2")
+    assert "--system-site-packages" in str(info.value)
+    importable, detail, cameras = describe_cameras()
+    assert not importable and "python3-picamera2" in detail and cameras == []
+
+
+def test_missing_libcamera_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """picamera2 copied into a venv without libcamera: the message names libcamera."""
+    package = tmp_path / "picamera2"
+    package.mkdir()
+    (package / "__init__.py").write_text("import libcamera\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "picamera2", raising=False)
+    monkeypatch.setitem(sys.modules, "libcamera", None)
+    with pytest.raises(MissingBackendError, match="'libcamera'.*sudo apt install"):
+        open_source("picamera2:0")
+
+
+def test_spec_goes_through_open_source() -> None:
+    system = _system(settle_frames=2)
+    with open_source("picamera2:0", size=SIZE, picamera2_class=system.picamera2_class) as source:
+        assert source.read().meta["source"] == "picamera2:0"
+
+
+def test_every_nth_capture_failing_is_a_corrupt_frame_not_a_lost_camera() -> None:
+    system = _system(settle_frames=2, fail_every_n=3)
+    with _open(system) as source:
+        outcomes = []
+        for _ in range(12):
+            try:
+                source.read()
+                outcomes.append("frame")
+            except CorruptFrameError as exc:
+                assert "capture" in str(exc) and "failed" in str(exc)
+                outcomes.append("corrupt")
+    assert "corrupt" in outcomes and outcomes.count("frame") >= 6
+
+
+def test_truncated_buffers_are_corrupt_frames() -> None:
+    system = _system(settle_frames=2, corrupt_every_n=4, fps=100.0)
+    resilient = ResilientSource(lambda: _open(system), sleep=lambda s: None)
+    frames = [resilient.read() for _ in range(10)]
+    resilient.close()
+    assert resilient.stats()["corrupt"] >= 1
+    assert all(f.image.shape == (240, 320, 3) for f in frames)
+
+
+def test_disconnect_is_lost_and_the_resilient_source_reopens() -> None:
+    system = _system(settle_frames=2, disconnect_after_n=12)
+    with _open(system) as source:
+        with pytest.raises(SourceLostError, match="picamera2:0"):
+            for _ in range(100):
+                source.read()
+    states: list[str] = []
+    resilient = ResilientSource(lambda: _open(system), on_state=lambda s, d: states.append(s),
+                                sleep=lambda s: None)
+    frames = [resilient.read() for _ in range(15)]  # each instance gives ~12 then times out
+    resilient.close()
+    assert resilient.stats()["reconnects"] >= 1
+    assert states[:3] == ["ok", "lost", "ok"]
+    assert [f.index for f in frames] == list(range(15))
+    assert not any(cam.is_open for cam in system.instances), "every reopened camera was closed"
+
+
+#: the signatures of raspberrypi/picamera2 `Picamera2` (picamera2/picamera2.py), copied by hand
+REAL_SIGNATURES = {
+    "__init__": ["self", "camera_num", "verbose_console", "tuning", "allocator"],
+    "create_preview_configuration": ["self", "main", "lores", "raw", "transform", "colour_space",
+                                     "buffer_count", "controls", "display", "encode", "queue"],
+    "create_still_configuration": ["self", "main", "lores", "raw", "transform", "colour_space",
+                                   "buffer_count", "controls", "display", "encode", "queue"],
+    "create_video_configuration": ["self", "main", "lores", "raw", "transform", "colour_space",
+                                   "buffer_count", "controls", "display", "encode", "queue"],
+    "configure": ["self", "camera_config"],
+    "start": ["self", "config", "show_preview"],
+    "stop": ["self"],
+    "close": ["self"],
+    "capture_array": ["self", "name", "wait", "signal_function"],
+    "capture_arrays": ["self", "names", "wait", "signal_function"],
+    "capture_metadata": ["self", "wait", "signal_function"],
+    "capture_request": ["self", "wait", "signal_function"],
+    "set_controls": ["self", "controls"],
+}
+
+
+def test_the_fake_keeps_the_real_names_and_signatures() -> None:
+    for name, params in REAL_SIGNATURES.items():
+        assert list(inspect.signature(getattr(Picamera2, name)).parameters) == params, name
+    assert isinstance(Picamera2.camera_controls, property)
+    assert callable(Picamera2.global_camera_info)
