@@ -52,6 +52,8 @@ class Line:
     colour_bgr: Bgr = BLACK
     dash_mm: tuple[float, float] | None = None
     tag: str = ""
+    #: "butt" ends exactly at the end points; "square" extends by half the width
+    cap: Literal["butt", "square"] = "butt"
 
 
 @dataclass(frozen=True)
@@ -176,16 +178,18 @@ _ONE = 1 << _SHIFT
 
 
 #: largest supersampled canvas (pixels) before `rasterize` falls back to no supersampling
-_MAX_SUPERSAMPLED_PX = 48_000_000
+_MAX_SUPERSAMPLED_PX = 40_000_000
 
 
-def rasterize(drawing: Drawing, px_per_mm: float, *, supersample: int = 4,
+def rasterize(drawing: Drawing, px_per_mm: float, *, supersample: int = 3,
               background_bgr: Bgr = WHITE) -> npt.NDArray[np.uint8]:
-    """The drawing as a BGR image at `px_per_mm`.
+    """The drawing as a BGR image at `px_per_mm`; pixel (i, j) covers [i, i+1) x [j, j+1) of
+    the drawing scaled to pixels.
 
-    Shapes are filled without OpenCV's anti-aliasing (which fattens them by about half a pixel)
-    at `supersample` times the resolution and then area-averaged, so edges are smooth and
-    unbiased. Very large images are drawn without supersampling.
+    Axis-aligned rectangles and lines (the boards, markers and targets are made of nothing
+    else) are painted with their exact area coverage, so edges are anti-aliased without bias.
+    Circles, slanted lines and text are drawn by OpenCV at `supersample` times the resolution
+    and area-averaged (very large images skip the supersampling).
     """
     import cv2
     import numpy as np
@@ -205,51 +209,69 @@ def rasterize(drawing: Drawing, px_per_mm: float, *, supersample: int = 4,
 
 
 def _fixed(p: PointMm, s: float) -> tuple[int, int]:
-    # pixel centres at integer coordinates: the point x_mm maps to x_mm * s - 0.5 pixels
+    # OpenCV puts pixel centres at integer coordinates: x_mm maps to x_mm * s - 0.5
     return round((p[0] * s - 0.5) * _ONE), round((p[1] * s - 0.5) * _ONE)
+
+
+def _fill_box(image: npt.NDArray[np.uint8], x0: float, y0: float, x1: float, y1: float,
+              colour: Bgr) -> None:
+    """Blend `colour` over the box [x0, x1] x [y0, y1] (pixel units) by exact area coverage."""
+    import numpy as np
+
+    h, w = image.shape[:2]
+    i0, i1 = max(math.floor(x0), 0), min(math.ceil(x1), w)
+    j0, j1 = max(math.floor(y0), 0), min(math.ceil(y1), h)
+    if i1 <= i0 or j1 <= j0:
+        return
+    xs = np.arange(i0, i1, dtype=np.float64)
+    ys = np.arange(j0, j1, dtype=np.float64)
+    cover_x = np.clip(np.minimum(xs + 1, x1) - np.maximum(xs, x0), 0.0, 1.0)
+    cover_y = np.clip(np.minimum(ys + 1, y1) - np.maximum(ys, y0), 0.0, 1.0)
+    alpha = np.outer(cover_y, cover_x)[..., None]
+    region = image[j0:j1, i0:i1].astype(np.float32)
+    region += (np.asarray(colour, np.float32) - region) * alpha
+    image[j0:j1, i0:i1] = np.rint(region).astype(np.uint8)
 
 
 def _raster_item(image: npt.NDArray[np.uint8], item: Item, s: float) -> None:
     import cv2
-    import numpy as np
 
     if isinstance(item, Rect):
         (x, y), (w, h) = item.origin_mm, item.size_mm
-        corners = [(x, y), (x + w, y), (x + w, y + h), (x, y + h)]
         if item.fill_bgr is not None:
-            pts = np.array([_fixed(c, s) for c in corners], np.int32)
-            cv2.fillPoly(image, [pts], item.fill_bgr, cv2.LINE_8, _SHIFT)
+            _fill_box(image, x * s, y * s, (x + w) * s, (y + h) * s, item.fill_bgr)
         if item.stroke_bgr is not None and item.stroke_mm > 0:
-            half = item.stroke_mm / 2
-            for a, b in zip(corners, corners[1:] + corners[:1]):
-                _raster_band(image, a, b, half, item.stroke_bgr, s, extend_mm=half)
+            t = item.stroke_mm / 2
+            c = item.stroke_bgr
+            # top and bottom bands span the corners; the sides fill in between (no overlap)
+            _fill_box(image, (x - t) * s, (y - t) * s, (x + w + t) * s, (y + t) * s, c)
+            _fill_box(image, (x - t) * s, (y + h - t) * s, (x + w + t) * s, (y + h + t) * s, c)
+            _fill_box(image, (x - t) * s, (y + t) * s, (x + t) * s, (y + h - t) * s, c)
+            _fill_box(image, (x + w - t) * s, (y + t) * s, (x + w + t) * s, (y + h - t) * s, c)
         return
     if isinstance(item, Line):
+        extend = item.width_mm / 2 if item.cap == "square" else 0.0
         for a, b in _dashes(item.start_mm, item.end_mm, item.dash_mm):
-            _raster_band(image, a, b, item.width_mm / 2, item.colour_bgr, s, extend_mm=0.0)
+            _raster_band(image, a, b, item.width_mm / 2, item.colour_bgr, s, extend_mm=extend)
         return
     if isinstance(item, Circle):
         centre = _fixed(item.centre_mm, s)
         if item.fill_bgr is not None:
-            cv2.circle(image, centre, round(item.radius_mm * s * _ONE), item.fill_bgr, -1,
-                       cv2.LINE_8, _SHIFT)
+            # OpenCV fills pixels up to half a pixel beyond the radius: draw it that much smaller
+            radius = max(0.0, item.radius_mm * s - 0.5)
+            cv2.circle(image, centre, round(radius * _ONE), item.fill_bgr, -1, cv2.LINE_8, _SHIFT)
         if item.stroke_bgr is not None and item.stroke_mm > 0:
             n = max(32, int(2 * math.pi * item.radius_mm * s / 2))
             ring = [(item.centre_mm[0] + item.radius_mm * math.cos(2 * math.pi * k / n),
                      item.centre_mm[1] + item.radius_mm * math.sin(2 * math.pi * k / n))
                     for k in range(n + 1)]
-            if item.dash_mm is None:
-                pts = np.array([_fixed(p, s) for p in ring], np.int32)
-                thickness = max(1, round(item.stroke_mm * s))
-                cv2.polylines(image, [pts], True, item.stroke_bgr, thickness, cv2.LINE_8, _SHIFT)
-            else:
-                on, off = item.dash_mm
-                period = on + off
-                step = 2 * math.pi * item.radius_mm / n
-                for k in range(n):
-                    if (k * step) % period < on:
-                        _raster_band(image, ring[k], ring[k + 1], item.stroke_mm / 2,
-                                     item.stroke_bgr, s, extend_mm=0.0)
+            on, off = item.dash_mm if item.dash_mm else (1.0, 0.0)
+            period = on + off
+            step = 2 * math.pi * item.radius_mm / n
+            for k in range(n):
+                if (k * step) % period < on:
+                    _raster_band(image, ring[k], ring[k + 1], item.stroke_mm / 2,
+                                 item.stroke_bgr, s, extend_mm=0.0)
         return
     scale = item.size_mm * s / 22.0  # FONT_HERSHEY_SIMPLEX capitals are about 22 px at scale 1
     thickness = max(1, round(scale * 1.5))
@@ -262,7 +284,8 @@ def _raster_item(image: npt.NDArray[np.uint8], item: Item, s: float) -> None:
 
 def _raster_band(image: npt.NDArray[np.uint8], a: PointMm, b: PointMm, half_mm: float,
                  colour: Bgr, s: float, *, extend_mm: float) -> None:
-    """A straight band of half-width `half_mm` from a to b (extended at both ends), filled."""
+    """A straight band of half-width `half_mm` from a to b (extended at both ends), filled:
+    exactly when axis-aligned, else as an OpenCV polygon."""
     import cv2
     import numpy as np
 
@@ -271,9 +294,18 @@ def _raster_band(image: npt.NDArray[np.uint8], a: PointMm, b: PointMm, half_mm: 
     if length == 0:
         return
     ux, uy = dx / length, dy / length
-    nx, ny = -uy * half_mm, ux * half_mm
     ax, ay = a[0] - ux * extend_mm, a[1] - uy * extend_mm
     bx, by = b[0] + ux * extend_mm, b[1] + uy * extend_mm
+    if dx == 0 or dy == 0:
+        x0, x1 = sorted((ax, bx))
+        y0, y1 = sorted((ay, by))
+        if dy == 0:
+            y0, y1 = ay - half_mm, ay + half_mm
+        else:
+            x0, x1 = ax - half_mm, ax + half_mm
+        _fill_box(image, x0 * s, y0 * s, x1 * s, y1 * s, colour)
+        return
+    nx, ny = -uy * half_mm, ux * half_mm
     quad = [(ax + nx, ay + ny), (bx + nx, by + ny), (bx - nx, by - ny), (ax - nx, ay - ny)]
     pts = np.array([_fixed(p, s) for p in quad], np.int32)
     cv2.fillPoly(image, [pts], colour, cv2.LINE_8, _SHIFT)
@@ -337,8 +369,8 @@ def _svg_item(item: Item) -> str:
                 if item.dash_mm else "")
         (xa, ya), (xb, yb) = item.start_mm, item.end_mm
         return (f'<line x1="{_f(xa)}" y1="{_f(ya)}" x2="{_f(xb)}" y2="{_f(yb)}" '
-                f'stroke="{_svg_colour(item.colour_bgr)}" stroke-width="{_f(item.width_mm)}"'
-                f'{dash}/>')
+                f'stroke="{_svg_colour(item.colour_bgr)}" stroke-width="{_f(item.width_mm)}" '
+                f'stroke-linecap="{item.cap}"{dash}/>')
     if isinstance(item, Circle):
         stroke = (f' stroke="{_svg_colour(item.stroke_bgr)}" stroke-width="{_f(item.stroke_mm)}"'
                   if item.stroke_bgr is not None else "")

@@ -19,6 +19,10 @@ class ViewsTooSimilarError(CalibrationError, ValueError):
 
 
 # --- stored calibration files ----------------------------------------------------------------
+class CalibrationNotFoundError(CalibrationError, FileNotFoundError):
+    """A calibration file does not exist or cannot be read."""
+
+
 class MalformedCalibrationError(CalibrationError, ValueError):
     """A calibration file is not valid JSON or lacks / mistypes a field."""
 
@@ -33,6 +37,10 @@ class ImageSizeMismatchError(CalibrationError, ValueError):
 
 class BoardMismatchError(CalibrationError, ValueError):
     """The stored board corners no longer match the picture (the board or camera moved)."""
+
+
+class BoardCalibrationError(CalibrationError, LookupError):
+    """The board could not be found or posed in the calibration frame."""
 
 
 # --- colours ---------------------------------------------------------------------------------

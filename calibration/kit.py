@@ -117,6 +117,34 @@ def dition_board(disc_mm: float, options: BoardPrint = BoardPrint()) -> Drawing:
                    mm_per_unit=u, board_origin_mm=origin)
 
 
+def _grid_segments(cells: set[tuple[int, int]]
+                   ) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """The borders of the given unit cells (x, y = top-left corner) as maximal straight lines,
+    each drawn once (cells sharing a border share its line)."""
+    horizontal = {(x, y) for x, y in cells} | {(x, y + 1) for x, y in cells}  # edge from (x, y)
+    vertical = {(x, y) for x, y in cells} | {(x + 1, y) for x, y in cells}
+    out = []
+    for y in sorted({y for _, y in horizontal}):
+        xs = sorted(x for x, yy in horizontal if yy == y)
+        for run in _runs(xs):
+            out.append(((float(run[0]), float(y)), (float(run[-1] + 1), float(y))))
+    for x in sorted({x for x, _ in vertical}):
+        ys = sorted(y for xx, y in vertical if xx == x)
+        for run in _runs(ys):
+            out.append(((float(x), float(run[0])), (float(x), float(run[-1] + 1))))
+    return out
+
+
+def _runs(values: list[int]) -> list[list[int]]:
+    runs: list[list[int]] = []
+    for v in values:
+        if runs and v == runs[-1][-1] + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return runs
+
+
 def domination_board(cell_mm: float, options: BoardPrint = BoardPrint()) -> Drawing:
     """The Domination board with cells of `cell_mm`: 52 cells (corners cut), grid lines of 0.04
     cell centred on the borders, markers 4..7 centred in the cut corner cells a8, h8, h1, a1."""
@@ -138,9 +166,9 @@ def domination_board(cell_mm: float, options: BoardPrint = BoardPrint()) -> Draw
         items.append(Rect(mm(f, 8 - r), (u, u),
                           fill_bgr=DOMINATION_CELL_BGR if options.tint else WHITE,
                           tag=f"cell:{FILES[f]}{r}"))
-    for f, r in cells:
-        items.append(Rect(mm(f, 8 - r), (u, u), stroke_bgr=INK_BGR,
-                          stroke_mm=DOMINATION_LINE_WIDTH * u, tag="grid"))
+    for (xa, ya), (xb, yb) in _grid_segments({(f, 8 - r) for f, r in cells}):
+        items.append(Line(mm(xa, ya), mm(xb, yb), DOMINATION_LINE_WIDTH * u, INK_BGR,
+                          tag="grid", cap="square"))
     items += _markers(layout_for("domination"), u, origin)
     if options.labels:
         size_mm = min(0.25 * u, 0.7 * -x0 * u)

@@ -193,7 +193,7 @@ def _draw_items(canvas: Canvas, items: tuple[Item, ...] | list[Item], to_pt: Tra
         elif isinstance(item, Line):
             canvas.setStrokeColorRGB(*_rgb(item.colour_bgr))
             canvas.setLineWidth(item.width_mm * k)
-            canvas.setLineCap(0)
+            canvas.setLineCap(2 if item.cap == "square" else 0)
             if item.dash_mm:
                 canvas.setDash(item.dash_mm[0] * k, item.dash_mm[1] * k)
             (xa, ya), (xb, yb) = to_pt(item.start_mm), to_pt(item.end_mm)

@@ -8,9 +8,10 @@ could not be decoded (the next `read()` may succeed).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 import numpy as np
 
@@ -32,7 +33,7 @@ class FrameSource(Protocol):
 
     def close(self) -> None: ...
 
-    def __enter__(self) -> "FrameSource": ...
+    def __enter__(self) -> Self: ...
 
     def __exit__(
         self,
@@ -51,10 +52,15 @@ class SourceBase:
     def close(self) -> None:
         pass
 
-    def __enter__(self) -> "SourceBase":
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
 

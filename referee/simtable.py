@@ -90,17 +90,27 @@ def domination_steps(turns: Sequence[scripts.DominationTurn], pace: Pace) -> lis
     return steps
 
 
-def scripted_table(game: str, seed: int, *, pace: Pace = Pace(), fps: float = 5.0,
-                   size: tuple[int, int] = (1280, 960), options: Any = None) -> Any:
-    """A `FrameSource` playing a whole generated match of `game`, deterministic from `seed`."""
+def scripted_match(game: str, seed: int, *, pace: Pace = Pace(), fps: float = 5.0,
+                   size: tuple[int, int] = (1280, 960), options: Any = None,
+                   max_tilt_deg: float = 10.0, **generate: Any) -> tuple[Any, list[Any]]:
+    """(a `FrameSource` playing a generated match of `game`, the match's turns); from `seed`."""
     rng = np.random.default_rng(seed)
-    camera = sim.random_camera(rng, game, image_size=size, max_tilt_deg=10.0)
+    camera = sim.random_camera(rng, game, image_size=size, max_tilt_deg=max_tilt_deg)
     if options is None:
         options = sim.RenderOptions.random(rng)
+    turns: list[Any]
     if game == "dition":
-        steps = dition_steps(scripts.generate_dition_match(rng), pace, rng, camera)
+        turns = list(scripts.generate_dition_match(rng, **generate))
+        steps = dition_steps(turns, pace, rng, camera)
     elif game == "domination":
-        steps = domination_steps(scripts.generate_domination_match(rng), pace)
+        turns = list(scripts.generate_domination_match(rng, **generate))
+        steps = domination_steps(turns, pace)
     else:
         raise ValueError(f"unknown game {game!r}")
-    return sim.ScriptedTable(steps, camera, rng, options=options, fps=fps)
+    table = sim.ScriptedTable(steps, camera, rng, game=game, options=options, fps=fps)
+    return table, turns
+
+
+def scripted_table(game: str, seed: int, **kw: Any) -> Any:
+    """A `FrameSource` playing a whole generated match of `game`, deterministic from `seed`."""
+    return scripted_match(game, seed, **kw)[0]

@@ -68,12 +68,12 @@ RANGE_SQ = RANGE_DISTANCE * RANGE_DISTANCE
 DISAPPEAR_COUNT = 4  #: a disc within range of this many opponent discs disappears
 
 
-def _coordinate(value: Any, name: str) -> float:
+def _coordinate(value: Any, name: str, error: type[ValueError] = InvalidDiscError) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InvalidDiscError(f"{name} must be a number, got {value!r}")
+        raise error(f"{name} must be a number, got {value!r}")
     number = float(value)
     if not math.isfinite(number):
-        raise InvalidDiscError(f"{name} must be finite, got {number!r}")
+        raise error(f"{name} must be finite, got {number!r}")
     return number
 
 
@@ -158,7 +158,9 @@ class Position:
     @cached_property
     def centres(self) -> np.ndarray:
         """`(N, 2)` float64 disc centres in board units (read-only)."""
-        xy = np.array([(d.x, d.y) for d in self.discs], dtype=np.float64).reshape(-1, 2)
+        xy = np.empty((len(self.discs), 2), dtype=np.float64)
+        xy[:, 0] = [d.x for d in self.discs]
+        xy[:, 1] = [d.y for d in self.discs]
         xy.setflags(write=False)
         return xy
 
@@ -169,8 +171,16 @@ class Position:
         mask.setflags(write=False)
         return mask
 
+    @cached_property
+    def is_white(self) -> np.ndarray:
+        """`(N,)` bool, True where the disc is white (read-only)."""
+        mask = ~self.is_black
+        mask.setflags(write=False)
+        return mask
+
     def colour_mask(self, colour: Colour) -> np.ndarray:
-        return self.is_black if colour is Colour.BLACK else ~self.is_black
+        """`(N,)` bool, True where the disc has `colour` (read-only)."""
+        return self.is_black if colour is Colour.BLACK else self.is_white
 
     # -- text forms ----------------------------------------------------------------------------
     def to_text(self) -> str:
@@ -186,16 +196,16 @@ class Position:
     @classmethod
     def from_text(cls, text: str) -> Position:
         """Parse `to_text()` output; blank lines and `#` comments are ignored."""
-        rows = [
-            (n, line.split("#", 1)[0].strip()) for n, line in enumerate(text.splitlines(), 1)
-        ]
+        rows = [(n, line.split("#", 1)[0].strip()) for n, line in enumerate(text.splitlines(), 1)]
         rows = [(n, line) for n, line in rows if line]
         if not rows:
             raise InvalidNotationError("empty Dition position text: expected a 'dition ...' line")
         n, head = rows[0]
         fields = head.split()
         if fields[0] != "dition":
-            raise InvalidNotationError(f"line {n}: expected 'dition to_move=... move=...', got {head!r}")
+            raise InvalidNotationError(
+                f"line {n}: expected 'dition to_move=... move=...', got {head!r}"
+            )
         header: dict[str, str] = {}
         for item in fields[1:]:
             key, sep, value = item.partition("=")
@@ -267,7 +277,9 @@ def parse_diagram(
         for c, token in enumerate(tokens):
             x, y = origin[0] + c * step, origin[1] + r * step
             if len(token) != 1:
-                raise InvalidNotationError(f"diagram row {r}, column {c}: token {token!r} is not one character")
+                raise InvalidNotationError(
+                    f"diagram row {r}, column {c}: token {token!r} is not one character"
+                )
             if token == ".":
                 continue
             if token.lower() in _DIAGRAM_DISCS:
@@ -333,10 +345,15 @@ def check_placement(position: Position, x: float, y: float) -> Legality:
     Checked in this order: the game is over; the disc would not lie wholly on the board
     (`0.5 <= x, y <= 19.5`, inclusive); it would overlap a disc (centre distance < 1; touching at
     exactly 1 is allowed)."""
-    x = _coordinate(x, "placement x")
-    y = _coordinate(y, "placement y")
+    return _check(position, _coordinate(x, "placement x"), _coordinate(y, "placement y"))[0]
+
+
+def _check(position: Position, x: float, y: float) -> tuple[Legality, np.ndarray | None]:
+    """The legality, and the squared distances from `(x, y)` to every disc if computed."""
     if position.winner is not None:
-        return Legality(False, Illegal.GAME_OVER, f"the game is over: {position.winner.value} won")
+        return Legality(
+            False, Illegal.GAME_OVER, f"the game is over: {position.winner.value} won"
+        ), None
     if not on_board(x, y):
         bad = [f"{n} = {v:g}" for n, v in (("x", x), ("y", y)) if not CENTRE_MIN <= v <= CENTRE_MAX]
         return Legality(
@@ -344,22 +361,26 @@ def check_placement(position: Position, x: float, y: float) -> Legality:
             Illegal.OUTSIDE,
             f"{' and '.join(bad)} puts part of the disc off the board "
             f"(centres must lie in [{CENTRE_MIN:g}, {CENTRE_MAX:g}])",
-        )
-    if position.discs:
-        d2 = _dist_sq_to(position.centres, x, y)
-        hits = np.flatnonzero(d2 < TOUCH_SQ)
-        if hits.size:
-            i = int(hits[0])
-            disc = position.discs[i]
-            return Legality(
-                False,
-                Illegal.OVERLAP,
-                f"overlaps disc {i} ({disc.colour.value} at {_fmt(disc.x, disc.y)}, centre "
-                f"distance {math.sqrt(float(d2[i])):.4g} < 1)"
-                + (f" and {hits.size - 1} more" if hits.size > 1 else ""),
-                tuple(int(h) for h in hits),
-            )
-    return Legality(True)
+        ), None
+    if not position.discs:
+        return _LEGAL, None
+    d2 = _dist_sq_to(position.centres, x, y)
+    hits = np.flatnonzero(d2 < TOUCH_SQ)
+    if hits.size:
+        i = int(hits[0])
+        disc = position.discs[i]
+        return Legality(
+            False,
+            Illegal.OVERLAP,
+            f"overlaps disc {i} ({disc.colour.value} at {_fmt(disc.x, disc.y)}, centre "
+            f"distance {math.sqrt(float(d2[i])):.4g} < 1)"
+            + (f" and {hits.size - 1} more" if hits.size > 1 else ""),
+            tuple(int(h) for h in hits),
+        ), d2
+    return _LEGAL, d2
+
+
+_LEGAL = Legality(True)
 
 
 def _dist_sq_to(centres: np.ndarray, x: float, y: float) -> np.ndarray:
@@ -376,34 +397,36 @@ def judge_placement(position: Position, x: float, y: float) -> Verdict:
     4+ opponent discs are within range of it; an opponent disc goes if it is within range of the
     placed disc and 4+ discs of the mover (the placed one included) are within range of it. Other
     discs' neighbourhoods do not change, so they cannot qualify; nothing cascades."""
-    legality = check_placement(position, x, y)
+    x = _coordinate(x, "placement x")
+    y = _coordinate(y, "placement y")
+    legality, d2 = _check(position, x, y)
     if not legality.legal:
         raise IllegalPlacementError(
-            f"illegal placement at {_fmt(float(x), float(y))} for {position.to_move.value} "
+            f"illegal placement at {_fmt(x, y)} for {position.to_move.value} "
             f"(move {position.move_number}): {legality.reason}: {legality.detail}"
         )
-    x, y = float(x), float(y)
     mover = position.to_move
     placed = Disc(x, y, mover)
-    if not position.discs:
+    if d2 is None:
         return Verdict(Outcome.PLACED, placed, (), False, None, ())
     centres = position.centres
     is_opponent = position.colour_mask(mover.opponent)
-    near = np.flatnonzero((_dist_sq_to(centres, x, y) < RANGE_SQ) & is_opponent)
+    near = np.flatnonzero((d2 < RANGE_SQ) & is_opponent)
     placed_removed = near.size >= DISAPPEAR_COUNT
     removed: tuple[int, ...] = ()
     if near.size:
-        movers = centres[~is_opponent]
-        ex = centres[near, 0][:, None] - movers[None, :, 0]
-        ey = centres[near, 1][:, None] - movers[None, :, 1]
-        counts = np.count_nonzero(ex * ex + ey * ey < RANGE_SQ, axis=1) + 1  # + the placed disc
-        removed = tuple(int(i) for i in near[counts >= DISAPPEAR_COUNT])
+        # for each opponent disc in range: the mover's discs within range of it
+        ex = centres[near, 0][:, None] - centres[:, 0]
+        ey = centres[near, 1][:, None] - centres[:, 1]
+        in_range = (ex * ex + ey * ey < RANGE_SQ) & position.colour_mask(mover)
+        counts = np.count_nonzero(in_range, axis=1) + 1  # + the placed disc
+        removed = tuple(near[counts >= DISAPPEAR_COUNT].tolist())
     if placed_removed:
         outcome = Outcome.SACRIFICE if removed else Outcome.SUICIDE
     else:
         outcome = Outcome.CAPTURE if removed else Outcome.PLACED
     winner = mover.opponent if outcome is Outcome.SUICIDE else None
-    return Verdict(outcome, placed, removed, placed_removed, winner, tuple(int(i) for i in near))
+    return Verdict(outcome, placed, removed, placed_removed, winner, tuple(near.tolist()))
 
 
 def apply_placement(position: Position, x: float, y: float) -> tuple[Position, Verdict]:
@@ -413,13 +436,28 @@ def apply_placement(position: Position, x: float, y: float) -> tuple[Position, V
     survives); the other side is to move, the move number goes up by one, and after a suicide the
     opponent is the winner. Raises `IllegalPlacementError` for an illegal placement."""
     verdict = judge_placement(position, x, y)
-    gone = set(verdict.removed)
-    discs = [d for i, d in enumerate(position.discs) if i not in gone]
+    if verdict.removed:
+        gone = set(verdict.removed)
+        discs = [d for i, d in enumerate(position.discs) if i not in gone]
+    else:
+        discs = list(position.discs)
     if not verdict.placed_removed:
         discs.append(verdict.placed)
     after = Position(
         tuple(discs), position.to_move.opponent, position.move_number + 1, verdict.winner
     )
+    if "centres" in position.__dict__ and "is_black" in position.__dict__:
+        # carry the arrays over instead of rebuilding them from the discs at the next move
+        keep = np.ones(len(position.discs), dtype=bool)
+        keep[list(verdict.removed)] = False
+        centres, is_black = position.centres[keep], position.is_black[keep]
+        if not verdict.placed_removed:
+            centres = np.vstack([centres, [(verdict.placed.x, verdict.placed.y)]])
+            is_black = np.append(is_black, verdict.placed.colour is Colour.BLACK)
+        centres.setflags(write=False)
+        is_black.setflags(write=False)
+        after.__dict__["centres"] = centres
+        after.__dict__["is_black"] = is_black
     return after, verdict
 
 
@@ -518,7 +556,7 @@ def borderline_pairs(
 
     The range threshold matters only between discs of different colours, so by default same-colour
     pairs are reported only near 1. Sorted by closeness to the threshold, then by (i, j)."""
-    tol = _coordinate(tolerance, "tolerance")
+    tol = _coordinate(tolerance, "tolerance", InvalidParameterError)
     if tol < 0:
         raise InvalidParameterError(f"tolerance must be >= 0, got {tol!r}")
     position = _discs_of(discs)

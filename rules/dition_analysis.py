@@ -9,9 +9,11 @@ Existence (`find_legal_placement`, `find_safe_placement`) is the continuous prob
 the arrangement of the rule circles (see `seeds/dition.md` for the proof sketch):
 
 * Let S be the set of centres that are legal (closed: distance >= 1 from every disc, inside
-  `[0.5, 19.5]^2`) and not suicide. S is a union of closed pieces, each cut out by circles of
-  radius 1 around every disc, circles of radius 2 around every opponent disc, and the four lines
-  of the centre square. A non-empty closed bounded piece has a boundary point, and its boundary
+  `[0.5, 19.5]^2`) and not suicide: at most 3 attackers (a closed condition, attackers being
+  counted in open discs) or within the open range of a killable opponent (then the legal set
+  meets that disc's *closed* range too, a closed set). These closed pieces are cut out by circles
+  of radius 1 around every disc, circles of radius 2 around every opponent disc, and the four
+  lines of the centre square. A non-empty closed bounded piece has a boundary point, and its boundary
   consists of arcs and segments of those curves; each such arc either ends at a vertex of the
   arrangement (an intersection of two curves, or a corner of the square), or is a whole circle.
   So S is non-empty iff it contains an arrangement vertex or a point of a whole circle.
@@ -27,6 +29,7 @@ the arrangement of the rule circles (see `seeds/dition.md` for the proof sketch)
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
@@ -42,6 +45,7 @@ from rules.dition import (
     Colour,
     Danger,
     DangerMap,
+    Outcome,
     Position,
     _colour,
     _coordinate,
@@ -57,6 +61,8 @@ MIN_RESOLUTION = 0.01  #: finest danger-map grid (381 x 381 at the default 0.05)
 _NUDGES = (1e-7, 1e-5, 1e-3)  #: distances tried around a vertex to find an exact witness
 _NUDGE_DIRECTIONS = 16
 _MAX_NUDGED = 256  #: how many slack-passing candidates are nudged at most
+_CHUNK = 4096  #: candidates evaluated at once (early exit between chunks) ...
+_FIRST_CHUNK = 128  #: ... starting small: in most positions an early candidate succeeds
 
 
 class Placement(NamedTuple):
@@ -71,7 +77,7 @@ class Placement(NamedTuple):
 # --- danger map ---------------------------------------------------------------------------------
 def grid_axis(resolution: float) -> np.ndarray:
     """Candidate centre coordinates 0.5, 0.5 + r, ... up to at most 19.5."""
-    n = int(math.floor((CENTRE_MAX - CENTRE_MIN) / resolution + 1e-9)) + 1
+    n = math.floor((CENTRE_MAX - CENTRE_MIN) / resolution + 1e-9) + 1
     axis = np.minimum(CENTRE_MIN + np.arange(n) * resolution, CENTRE_MAX)
     axis.setflags(write=False)
     return axis
@@ -86,7 +92,7 @@ def _count_within(
     counts = np.zeros(n * n, dtype=np.int64)
     if not len(centres):
         return counts
-    width = int(math.ceil(2 * radius / resolution)) + 4
+    width = math.ceil(2 * radius / resolution) + 4
     offsets = np.arange(width)
     chunk = max(1, 2_000_000 // (width * width))
     for start in range(0, len(centres), chunk):
@@ -114,7 +120,7 @@ def danger_map(
 ) -> DangerMap:
     """See `rules.dition.danger_map`."""
     side = position.to_move if colour is None else _colour(colour, "colour")
-    res = _coordinate(resolution, "resolution")
+    res = _coordinate(resolution, "resolution", InvalidParameterError)
     if not MIN_RESOLUTION <= res <= CENTRE_MAX - CENTRE_MIN:
         raise InvalidParameterError(
             f"resolution must lie in [{MIN_RESOLUTION}, {CENTRE_MAX - CENTRE_MIN:g}] board "
@@ -233,6 +239,38 @@ def _passes(
     return ok
 
 
+def _candidate_groups(
+    centres: np.ndarray, is_opponent: np.ndarray, pairs: np.ndarray, safe: bool
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The arrangement's vertices and circle points, as (points (P, 2), anchor discs (P,))
+    groups, cheapest and most often successful first."""
+    n = len(centres)
+    circle_disc = np.concatenate([np.arange(n), np.flatnonzero(is_opponent)])
+    circle_r = np.concatenate(
+        [np.full(n, TOUCH_DISTANCE), np.full(int(is_opponent.sum()), RANGE_DISTANCE)]
+    )
+    yield _circle_lines(centres[circle_disc], circle_r, circle_disc)
+    if len(pairs):
+        i, j = pairs[:, 0], pairs[:, 1]
+        everyone = np.ones(len(i), dtype=bool)
+        combos = [(i, TOUCH_DISTANCE, j, TOUCH_DISTANCE, everyone)]
+        if safe:
+            combos += [
+                (i, TOUCH_DISTANCE, j, RANGE_DISTANCE, is_opponent[j]),
+                (j, TOUCH_DISTANCE, i, RANGE_DISTANCE, is_opponent[i]),
+                (i, RANGE_DISTANCE, j, RANGE_DISTANCE, is_opponent[i] & is_opponent[j]),
+            ]
+        for first, r1, second, r2, use in combos:
+            m = int(use.sum())
+            yield _circle_circle(
+                centres[first[use]],
+                np.full(m, r1),
+                centres[second[use]],
+                np.full(m, r2),
+                first[use],
+            )
+
+
 def _find(position: Position, side: Colour, safe: bool) -> Placement | None:
     if position.winner is not None:
         return None
@@ -240,7 +278,9 @@ def _find(position: Position, side: Colour, safe: bool) -> Placement | None:
     n = len(centres)
     far = np.array([1e9])
     is_opponent = position.colour_mask(side.opponent) if safe else np.zeros(n, dtype=bool)
-    killable = is_opponent & (opponent_counts(position) >= DISAPPEAR_COUNT - 1) if safe else is_opponent
+    killable = is_opponent
+    if safe and is_opponent.any():
+        killable = is_opponent & (opponent_counts(position) >= DISAPPEAR_COUNT - 1)
     board = _Board(
         np.concatenate([centres[:, 0], far]),
         np.concatenate([centres[:, 1], far]),
@@ -249,8 +289,12 @@ def _find(position: Position, side: Colour, safe: bool) -> Placement | None:
         safe,
     )
     corners = np.array(
-        [[CENTRE_MIN, CENTRE_MIN], [CENTRE_MAX, CENTRE_MIN], [CENTRE_MAX, CENTRE_MAX],
-         [CENTRE_MIN, CENTRE_MAX]]
+        [
+            [CENTRE_MIN, CENTRE_MIN],
+            [CENTRE_MAX, CENTRE_MIN],
+            [CENTRE_MAX, CENTRE_MAX],
+            [CENTRE_MIN, CENTRE_MAX],
+        ]
     )
     every = np.broadcast_to(np.arange(n), (4, n))
     found = _passes(board, corners[:, 0], corners[:, 1], every, slack=False)
@@ -259,64 +303,56 @@ def _find(position: Position, side: Colour, safe: bool) -> Placement | None:
         return Placement(float(corners[k, 0]), float(corners[k, 1]), True)
     if n == 0:
         return None
-    reach = 2 * (RANGE_DISTANCE if safe else TOUCH_DISTANCE) + 0.05
+    # every disc within reach of a candidate is within this distance of its anchor disc
+    reach = (RANGE_DISTANCE if safe else TOUCH_DISTANCE) * 2 + 2 * max(_NUDGES)
+    pairs = np.empty((0, 2), dtype=np.intp)
     if n > 1:
         from scipy.spatial import cKDTree
 
-        pairs = cKDTree(centres).query_pairs(reach, output_type="ndarray").astype(np.intp)
-    else:
-        pairs = np.empty((0, 2), dtype=np.intp)
-    table = _neighbour_table(centres, pairs.reshape(-1, 2))
+        found_pairs = cKDTree(centres).query_pairs(reach, output_type="ndarray")
+        pairs = found_pairs.astype(np.intp).reshape(-1, 2)
+    table = _neighbour_table(centres, pairs)
+    fallback: Placement | None = None
+    for points, anchors in _candidate_groups(centres, is_opponent, pairs, safe):
+        inside = (
+            (points[:, 0] >= CENTRE_MIN - TOLERANCE_EDGE)
+            & (points[:, 0] <= CENTRE_MAX + TOLERANCE_EDGE)
+            & (points[:, 1] >= CENTRE_MIN - TOLERANCE_EDGE)
+            & (points[:, 1] <= CENTRE_MAX + TOLERANCE_EDGE)
+        )
+        points, anchors = points[inside], anchors[inside]
+        start, size = 0, _FIRST_CHUNK
+        while start < len(points):
+            chunk = points[start : start + size]
+            neighbours = table[anchors[start : start + size]]
+            start, size = start + size, min(size * 4, _CHUNK)
+            relaxed = _passes(board, chunk[:, 0], chunk[:, 1], neighbours, slack=True)
+            if not relaxed.any():
+                continue
+            hits = np.flatnonzero(relaxed)
+            witness = _exact_witness(board, chunk[hits], neighbours[hits])
+            if witness is not None:
+                return _verified(position, side, safe, witness)
+            if fallback is None:
+                fallback = Placement(float(chunk[hits[0], 0]), float(chunk[hits[0], 1]), False)
+    return fallback
 
-    # the circles: radius 1 round every disc, radius 2 round every opponent disc
-    circle_disc = np.concatenate([np.arange(n), np.flatnonzero(is_opponent)])
-    circle_r = np.concatenate([np.full(n, TOUCH_DISTANCE), np.full(int(is_opponent.sum()), RANGE_DISTANCE)])
-    points = [corners]
-    anchors = [np.zeros(0, dtype=np.intp)]
-    p, a = _circle_lines(centres[circle_disc], circle_r, circle_disc)
-    points.append(p)
-    anchors.append(a)
-    if len(pairs):
-        i, j = pairs[:, 0], pairs[:, 1]
-        combos = [(i, TOUCH_DISTANCE, j, TOUCH_DISTANCE, np.ones(len(i), dtype=bool))]
-        if safe:
-            combos += [
-                (i, TOUCH_DISTANCE, j, RANGE_DISTANCE, is_opponent[j]),
-                (j, TOUCH_DISTANCE, i, RANGE_DISTANCE, is_opponent[i]),
-                (i, RANGE_DISTANCE, j, RANGE_DISTANCE, is_opponent[i] & is_opponent[j]),
-            ]
-        for first, r1, second, r2, use in combos:
-            p, a = _circle_circle(
-                centres[first[use]],
-                np.full(int(use.sum()), r1),
-                centres[second[use]],
-                np.full(int(use.sum()), r2),
-                first[use],
-            )
-            points.append(p)
-            anchors.append(a)
-    candidates = np.concatenate(points[1:])
-    anchor = np.concatenate(anchors[1:])
-    neighbours = table[anchor]
-    relaxed = _passes(board, candidates[:, 0], candidates[:, 1], neighbours, slack=True)
-    if not relaxed.any():
-        return None
-    hits = np.flatnonzero(relaxed)
-    exact = _passes(board, candidates[hits, 0], candidates[hits, 1], neighbours[hits], slack=False)
+
+def _exact_witness(board: _Board, points: np.ndarray, neighbours: np.ndarray) -> np.ndarray | None:
+    """A slack-passing candidate that passes exactly, as is or nudged in some direction."""
+    exact = _passes(board, points[:, 0], points[:, 1], neighbours, slack=False)
     if exact.any():
-        k = hits[int(np.flatnonzero(exact)[0])]
-        return _verified(position, side, safe, candidates[k])
-    # nudge a few slack-passing vertices in all directions to find an exact witness
-    hits = hits[:_MAX_NUDGED]
+        return points[int(np.flatnonzero(exact)[0])]
+    points, neighbours = points[:_MAX_NUDGED], neighbours[:_MAX_NUDGED]
     angle = np.arange(_NUDGE_DIRECTIONS) * (2 * np.pi / _NUDGE_DIRECTIONS)
-    steps = np.concatenate([np.stack([np.cos(angle), np.sin(angle)], axis=1) * e for e in _NUDGES])
-    nudged = (candidates[hits][:, None, :] + steps[None, :, :]).reshape(-1, 2)
-    nudged_neighbours = np.repeat(neighbours[hits], len(steps), axis=0)
+    unit = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    steps = np.concatenate([unit * e for e in _NUDGES])
+    nudged = (points[:, None, :] + steps[None, :, :]).reshape(-1, 2)
+    nudged_neighbours = np.repeat(neighbours, len(steps), axis=0)
     exact = _passes(board, nudged[:, 0], nudged[:, 1], nudged_neighbours, slack=False)
     if exact.any():
-        return _verified(position, side, safe, nudged[int(np.flatnonzero(exact)[0])])
-    k = int(hits[0])
-    return Placement(float(candidates[k, 0]), float(candidates[k, 1]), False)
+        return nudged[int(np.flatnonzero(exact)[0])]
+    return None
 
 
 def _verified(position: Position, side: Colour, safe: bool, point: np.ndarray) -> Placement:
@@ -325,14 +361,15 @@ def _verified(position: Position, side: Colour, safe: bool, point: np.ndarray) -
     probe = Position(position.discs, side, position.move_number)
     ok = check_placement(probe, x, y).legal
     if ok and safe:
-        ok = judge_placement(probe, x, y).outcome.value != "suicide"
+        ok = judge_placement(probe, x, y).outcome is not Outcome.SUICIDE
     return Placement(x, y, ok)
 
 
 def find_legal_placement(position: Position) -> Placement | None:
     """A legal placement for the side to move, or None if no disc fits anywhere (a tie).
 
-    None is exact; a returned `Placement` with `exact=False` fits only within the slack."""
+    None is exact; a returned `Placement` with `exact=False` fits only within the slack.
+    A finished game (`position.winner` set) has no legal placement."""
     return _find(position, position.to_move, safe=False)
 
 

@@ -406,6 +406,12 @@ class State:
                     f"stacks: {cell}={stack!r} holds {''.join(bad)!r}, not one of players {p!r}"
                 )
             board[CELL_INDEX[cell]] = stack
+        for what, given in (("reserves", reserves), ("captured", captured), ("totals", totals)):
+            if given is not None and not isinstance(given, Mapping):
+                raise InvalidStateError(f"{what} must map player -> count, got {given!r}")
+        for a, row in (captured or {}).items():
+            if not isinstance(row, Mapping):
+                raise InvalidStateError(f"captured[{a}] must map opponent -> count, got {row!r}")
         reserves = dict(reserves or {})
         captured = {a: dict(v) for a, v in (captured or {}).items()}
         for name in list(reserves) + list(captured):
@@ -669,8 +675,9 @@ def check_move(state: State, move: Move) -> str | None:
         return f"{move.from_cell} is empty"
     if src[-1] != me:
         return f"the top of {move.from_cell} is {src[-1]}, not {me} ({me} to move)"
-    if not 1 <= move.count <= len(src):
-        return f"count {move.count} is not between 1 and the height {len(src)} of {move.from_cell}"
+    if not 1 <= move.count <= min(len(src), MAX_HEIGHT):
+        return (f"count {move.count} is not between 1 and the height {len(src)} of "
+                f"{move.from_cell}" + (f" (at most {MAX_HEIGHT})" if len(src) > MAX_HEIGHT else ""))
     (f0, r0), (f1, r1) = cell_file_rank(move.from_cell), cell_file_rank(move.to_cell)
     if f0 != f1 and r0 != r1:
         return f"{move.from_cell} to {move.to_cell} is not a straight orthogonal line"

@@ -47,7 +47,7 @@ class InferParams:
 
     max_mismatches: int = 0
     gate_sigma: float = 3.0
-    default_height_sigma: float = 0.35
+    default_height_sigma: float = 0.25
     mismatch_penalty: float = 10.0
 
 

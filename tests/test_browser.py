@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from web_support import StandInService
 
 pytestmark = pytest.mark.browser
@@ -196,5 +195,151 @@ def test_replay_steps_through_the_events(browser: Any, target: Target,
     page.click("#step-last")
     no_horizontal_scroll(page)
     screenshot(page, "replay_phone")
+    assert not page_errors
+    page.context.close()
+
+
+DITION_STATE = {
+    "game": "dition", "players": ["black", "white"], "to_move": "white",
+    "position": {"discs": [{"x": 5.0, "y": 5.0, "colour": "black"},
+                           {"x": 6.9, "y": 5.2, "colour": "white"},
+                           {"x": 10.0, "y": 10.0, "colour": "black"}]},
+    "instruction": {"kind": "remove", "text": "Remove the black disc",
+                    "highlight": [{"x": 10.0, "y": 10.0, "role": "remove"}]},
+    "borderline": [[0, 1, 1.91]],
+    "danger": {"resolution": 0.5, "grid": [[0] * 40 for _ in range(40)],
+               "codes": {"safe": 0, "suicide": 1}},
+}
+DOMINATION_STATE = {
+    "game": "domination", "players": ["G", "R"], "to_move": "R",
+    "position": {"stacks": {"d4": "GRG", "e5": "R", "c3": "BBRGR"},
+                 "reserves": {"G": 1, "R": 0}, "captured": {"G": {"R": 2}, "R": {}}},
+    "instruction": {"kind": "info", "text": "", "highlight": [{"cell": "c3", "role": "remove"}]},
+    "last_move": {"move": {"from": "d4", "to": "d6", "count": 2}},
+    "question": {"id": "q1", "arrows": [{"from": "e5", "to": "e3"}]},
+}
+
+
+def _render(page: Any, state: dict[str, Any], opts: dict[str, Any]) -> None:
+    page.evaluate(
+        """async ([state, opts]) => {
+             const m = await import('/static/js/diagram.js');
+             const svg = document.getElementById('diagram');
+             m.renderDiagram(svg, state, opts);
+             m.renderPlayers(document.getElementById('players'), state);
+           }""", [state, opts])
+
+
+def _svg_point(page: Any, selector: str, cx_attr: str = "cx", cy_attr: str = "cy") -> Any:
+    """Screen centre of an element and the board point the diagram maps it back to."""
+    return page.evaluate(
+        """sel => { const e = document.querySelector(sel); const r = e.getBoundingClientRect();
+                    return [r.x + r.width / 2, r.y + r.height / 2]; }""", selector)
+
+
+def test_diagram_draws_the_state_where_it_is(browser: Any, target: Target,
+                                             page_errors: list[str]) -> None:
+    """Pieces land on the screen where the board frame puts them (within 1 px)."""
+    page = open_page(browser, target, f"/replay/{target.state()['match_id']}", LAPTOP,
+                     page_errors)
+    page.wait_for_selector("#diagram .plate")
+    _render(page, DITION_STATE, {"range": True, "danger": True})
+    to_screen = """([x, y]) => { const svg = document.getElementById('diagram');
+        const p = svg.createSVGPoint(); p.x = x; p.y = y;
+        const q = p.matrixTransform(svg.getScreenCTM()); return [q.x, q.y]; }"""
+    discs = page.locator("#diagram .disc")
+    assert discs.count() == 3
+    for i, d in enumerate(DITION_STATE["position"]["discs"]):
+        want = page.evaluate(to_screen, [d["x"], d["y"]])
+        got = _svg_point(page, f"#diagram .disc[data-index='{i}'] circle")
+        assert abs(got[0] - want[0]) < 1 and abs(got[1] - want[1]) < 1
+        assert page.locator(f"#diagram .disc[data-index='{i}']").get_attribute("class") \
+            == f"disc {d['colour']}"
+    # range circles have a radius of 1.5 disc diameters: measure it on screen
+    unit_px = page.evaluate(to_screen, [1, 0])[0] - page.evaluate(to_screen, [0, 0])[0]
+    ring = page.locator("#diagram .range").first.bounding_box()
+    assert abs(ring["width"] / unit_px - 3.0) < 0.1
+    assert page.locator("#diagram .hl-remove").count() == 1
+    assert page.locator("#diagram .borderline-pair").count() == 1
+    assert page.locator("#diagram .pair-label").text_content() == "1.91"
+    assert page.locator("#diagram image.danger").count() == 1
+
+    _render(page, DOMINATION_STATE, {})
+    assert page.locator("#diagram .cell").count() == 52  # 64 minus the 12 cut corner cells
+    assert page.locator("#diagram .cell[data-cell='a8']").count() == 0
+    for cell, stack in DOMINATION_STATE["position"]["stacks"].items():
+        group = page.locator(f"#diagram .stack[data-cell='{cell}']")
+        assert group.locator(".slot").count() == len(stack)
+        # cell (file f, rank r) is centred at (f + 0.5, 8 - r + 0.5)
+        f, r = "abcdefgh".index(cell[0]), int(cell[1])
+        want = page.evaluate(to_screen, [f + 0.5, 8 - r + 0.5])
+        box = page.locator(f"#diagram .cell[data-cell='{cell}']").bounding_box()
+        assert abs(box["x"] + box["width"] / 2 - want[0]) < 1
+        assert abs(box["y"] + box["height"] / 2 - want[1]) < 1
+    assert page.locator("#diagram .stack[data-cell='c3'] .height").text_content() == "5"
+    assert page.locator("#diagram .arrow.move").count() == 1
+    assert page.locator("#diagram .arrow.candidate").count() == 1
+    players = page.locator("#players .player")
+    assert players.count() == 2
+    assert "reserve 1" in players.nth(0).inner_text()
+    assert not page_errors
+    page.context.close()
+
+
+def test_controls_ask_spectators_for_the_pin(browser: Any, target: Target,
+                                             page_errors: list[str]) -> None:
+    """A server reachable from the network: watching is free, the controls need the PIN."""
+    from waitress import create_server
+
+    from web.app import create_app
+
+    app = create_app({"REQUIRE_PIN": True, "PIN": "4821"}, service=target.service)
+    server = create_server(app, host="127.0.0.1", port=0, threads=8)
+    threading.Thread(target=server.run, daemon=True).start()
+    guarded = Target(f"http://127.0.0.1:{server.effective_port}", target.service)
+    try:
+        page = open_page(browser, guarded, "/", PHONE, page_errors)
+        wait_live(page)
+        assert page.locator("#owner-badge").inner_text() == "spectator"
+        status = guarded.state()["status"]
+        page.click("#pause-btn")
+        page.wait_for_selector("#pin-dialog[open]")
+        page.fill("#pin-input", "1111")
+        page.click("#pin-submit")
+        page.wait_for_function(
+            "() => document.getElementById('pin-error').textContent.includes('wrong PIN')")
+        assert guarded.state()["status"] == status  # nothing changed
+        screenshot(page, "pin_phone")
+        page.fill("#pin-input", "4821")
+        page.click("#pin-submit")
+        page.wait_for_function("() => window.refereeState.status === 'paused'", timeout=10000)
+        assert page.locator("#owner-badge").inner_text() == "owner"
+        page.click("#pause-btn")  # the session cookie now carries the owner
+        page.wait_for_function("() => window.refereeState.status !== 'paused'", timeout=10000)
+        assert not [e for e in page_errors if "401" not in e]
+        page.context.close()
+    finally:
+        server.close()
+
+
+def test_draw_shows_the_game_over_screen_and_a_new_match_starts(
+        browser: Any, target: Target, page_errors: list[str]) -> None:
+    page = open_page(browser, target, "/", PHONE, page_errors)
+    wait_live(page)
+    old_match = target.state()["match_id"]
+    page.on("dialog", lambda dialog: dialog.accept())  # "Declare the match a draw?"
+    page.click("button[data-command='draw']")
+    page.wait_for_selector("#game-over:not([hidden])", timeout=10000)
+    assert page.locator("#game-over-title").inner_text() == "Draw"
+    assert target.state()["status"] == "over"
+    assert "over" in page.evaluate("window.refereeSound.played")  # the game-end sound
+    screenshot(page, "game_over_phone")
+    page.click("#game-over-new")
+    page.wait_for_selector("#new-match-dialog[open]")
+    page.click("#nm-start")
+    page.wait_for_function(f"() => window.refereeState.match_id !== {old_match}",
+                           timeout=10000)
+    assert page.locator("#game-over").is_hidden()
+    assert target.state()["match_id"] != old_match
     assert not page_errors
     page.context.close()

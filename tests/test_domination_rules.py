@@ -416,9 +416,10 @@ def test_move_notation_round_trips_and_rejects_bad_cells() -> None:
 
 
 def test_status_flags_impossible_camera_readings() -> None:
-    tall = State.from_setup({"d4": "GGRRGG", "e4": "R"}, ("G", "R"))
+    tall = State.from_setup({"a3": "GGRRGG", "e4": "R"}, ("G", "R"))
     assert Status.STACK_TOO_TALL in status(tall)
-    assert len(tall.stack("d4")) > MAX_HEIGHT
+    assert "at most 5" in check_move(tall, Move.step("a3", "g3", 6))
+    assert max(m.count for m in legal_moves(tall)) == MAX_HEIGHT
     s = State.from_setup({"d4": "G", "e4": "R"}, ("G", "R"))
     assert status(s) == Status.VALID
     assert status(s, {"G": 18, "R": 1}) == Status.PIECES_MISSING
@@ -437,3 +438,7 @@ def test_from_setup_names_what_is_wrong() -> None:
         State.from_setup({"d4": "G"}, ("G", "R"), to_move="B")
     with pytest.raises(InvalidStateError, match=r"reserves\[G\]"):
         State.from_setup({"d4": "G"}, ("G", "R"), reserves={"G": -1})
+    with pytest.raises(InvalidStateError, match=r"captured\[G\] must map"):
+        State.from_setup({"d4": "G"}, ("G", "R"), captured={"G": 2})  # type: ignore[dict-item]
+    with pytest.raises(InvalidStateError, match="totals must map"):
+        State.from_setup({"d4": "G"}, ("G", "R"), totals=[18, 18])  # type: ignore[arg-type]

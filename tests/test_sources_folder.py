@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_sources_support import CENTRE_TOLERANCE_PX, disc_centre_px, measure_disc, render_frame
 
 from hardware import (
     CorruptFrameError,
@@ -18,7 +19,6 @@ from hardware import (
     open_source,
 )
 from hardware.sources.folder import FolderSource, natural_key
-from test_sources_support import CENTRE_TOLERANCE_PX, disc_centre_px, measure_disc, render_frame
 
 
 class FakeClock:

@@ -73,7 +73,7 @@ def test_measurement_finds_the_drawn_disc() -> None:
     for i in (0, 5, 17):
         frame = render_frame(i)
         assert np.hypot(*np.subtract(measure_disc(frame), disc_centre_px(i))) < 0.3
-        ok, jpeg = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 80])
+        _, jpeg = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 80])
         decoded = cv2.imdecode(jpeg, cv2.IMREAD_COLOR)
         assert np.hypot(*np.subtract(measure_disc(decoded), disc_centre_px(i))) < \
             CENTRE_TOLERANCE_PX

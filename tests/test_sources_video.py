@@ -6,15 +6,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from hardware import CorruptFrameError, EndOfStream, SourceUnavailableError, open_source
-from hardware.sources.opencv_source import VideoFileSource
 from test_sources_support import (
     CENTRE_TOLERANCE_PX,
     disc_centre_px,
     measure_disc,
     write_avi,
 )
+
+from hardware import CorruptFrameError, EndOfStream, SourceUnavailableError, open_source
+from hardware.sources.opencv_source import VideoFileSource
 
 FPS = 10.0
 
@@ -97,3 +97,21 @@ def test_not_a_video(tmp_path: Path) -> None:
         open_source(str(junk))
     with pytest.raises(SourceUnavailableError, match="no such file"):
         open_source(str(tmp_path / "gone.mp4"))
+
+
+def test_live_capture_path_used_for_webcams(avi: Path) -> None:
+    """The webcam source's class on a real cv2.VideoCapture: frames, then lost when it stops."""
+    import cv2
+
+    from hardware import SourceLostError
+    from hardware.sources.opencv_source import LiveCaptureSource
+
+    source = LiveCaptureSource(cv2.VideoCapture(str(avi)), name="webcam:test", read_timeout_s=2)
+    shown = []
+    with pytest.raises(SourceLostError, match="webcam:test"):
+        for _ in range(100):
+            frame = source.read()
+            shown.append(frame.index)
+    source.close()
+    assert shown and shown == sorted(set(shown))
+    assert len(shown) <= 24

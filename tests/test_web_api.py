@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from web_support import make_service, observable
 
 from web.app import create_app
-from web_support import make_service, observable
 
 HOST = "referee.local:8000"
 BASE = f"http://{HOST}"
@@ -82,6 +82,21 @@ def test_frame_is_a_decodable_jpeg(client: FlaskClient, service: Any) -> None:
     assert response.status_code == 200 and response.mimetype == "image/jpeg"
     image = cv2.imdecode(np.frombuffer(response.data, np.uint8), cv2.IMREAD_COLOR)
     assert image is not None and image.shape[0] > 50 and image.shape[1] > 50
+
+
+def test_mjpeg_stream_sends_jpeg_parts(client: FlaskClient, service: Any) -> None:
+    if service.latest_jpeg(overlay=True) is None:
+        pytest.skip("the service has no frame yet")
+    response = client.get("/api/stream.mjpg", buffered=False)
+    assert response.mimetype == "multipart/x-mixed-replace"
+    assert response.mimetype_params["boundary"] == "frame"
+    part = next(iter(response.response))
+    head, _, rest = part.partition(b"\r\n\r\n")
+    assert head.startswith(b"--frame\r\nContent-Type: image/jpeg")
+    length = int(head.split(b"Content-Length: ")[1])
+    image = cv2.imdecode(np.frombuffer(rest[:length], np.uint8), cv2.IMREAD_COLOR)
+    assert image is not None and image.size > 0
+    response.close()
 
 
 def _sse_messages(chunks: Iterator[bytes], count: int) -> list[tuple[str, str]]:

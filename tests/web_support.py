@@ -19,7 +19,6 @@ from referee.errors import CommandError
 from referee.log import MatchLog
 
 
-
 def _command_error(code: str, message: str) -> CommandError:
     return CommandError(code, message)
 

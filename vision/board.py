@@ -139,8 +139,21 @@ def homography_from_corners(
 
     corners = _check_corners(corners_px)
     und = intrinsics.undistort_points(corners) if intrinsics is not None else corners
-    H = cv2.getPerspectiveTransform(und.astype(np.float32), board_corners_board(game).astype(np.float32))
-    return np.asarray(H, dtype=np.float64)
+    return homography_4pt(und, board_corners_board(game))
+
+
+def homography_4pt(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """The exact homography taking 4 points (4, 2) to 4 points, in float64."""
+    src = np.asarray(src, dtype=np.float64).reshape(4, 2)
+    dst = np.asarray(dst, dtype=np.float64).reshape(4, 2)
+    A = np.zeros((8, 8))
+    b = np.zeros(8)
+    for i, ((x, y), (u, v)) in enumerate(zip(src, dst)):
+        A[2 * i] = [x, y, 1, 0, 0, 0, -u * x, -u * y]
+        A[2 * i + 1] = [0, 0, 0, x, y, 1, -v * x, -v * y]
+        b[2 * i], b[2 * i + 1] = u, v
+    h = np.linalg.solve(A, b)
+    return np.append(h, 1.0).reshape(3, 3)
 
 
 def fit_from_homography(
@@ -435,7 +448,10 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
                     if area < 0.04 * small.shape[0] * small.shape[1]:
                         continue
                     # try both assignments of orientation implicitly: quad is ordered clockwise
-                    Hs = cv2.getPerspectiveTransform(board_corners_board("dition").astype(np.float32), quad.astype(np.float32))
+                    try:
+                        Hs = homography_4pt(board_corners_board("dition"), quad)
+                    except np.linalg.LinAlgError:
+                        continue
                     pts = apply_homography(Hs, samples)
                     xi = np.clip(np.round(pts[:, 0]).astype(int), 0, score_img.shape[1] - 1)
                     yi = np.clip(np.round(pts[:, 1]).astype(int), 0, score_img.shape[0] - 1)
@@ -452,10 +468,7 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
     quad_px = _canonical_corner_order(quad_px)
     if intrinsics is not None:
         quad_px = intrinsics.undistort_points(quad_px)
-    return np.asarray(
-        cv2.getPerspectiveTransform(quad_px.astype(np.float32), board_corners_board("dition").astype(np.float32)),
-        dtype=np.float64,
-    )
+    return homography_4pt(quad_px, board_corners_board("dition"))
 
 
 def _square_samples() -> np.ndarray:

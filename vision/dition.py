@@ -40,7 +40,7 @@ Colour = Literal["black", "white"]
 class DiscParams:
     """Tuning of the disc detector (shipped defaults). Lengths in board units (disc diameters)."""
 
-    scale_px_per_unit: float = 20.0
+    scale_px_per_unit: float = 16.0
     margin_board: float = 0.75
     disc_diameter_board: float = 1.0
     dot_diameter_board: float = 0.25
@@ -51,12 +51,18 @@ class DiscParams:
     min_edge_strength: float = 4.0
     #: weight of (B - R) added to grey in the candidate channel (the plate is warm paper)
     chroma_weight: float = 1.0
+    #: a dot-only candidate: determinant-of-Hessian blob response at the dot's scale
+    min_dot_response: float = 25.0
+    #: a white face's (B - R) / (B + G + R) above the plate's (the paper is warm)
+    min_white_chroma: float = 0.015
     #: a candidate needs this share of a full circle's votes
     min_vote_fraction: float = 0.30
-    #: face brightness / local plate brightness below this is black
-    black_ratio: float = 0.55
+    #: face brightness / local plate brightness: black below, white above (with the dot's help)
+    black_ratio: float = 0.8
+    #: outline rays are used where the disc's visible side is thinner than this
+    max_band_board: float = 0.012
     #: radial rays for the sub-pixel fits
-    n_rays: int = 32
+    n_rays: int = 24
     #: horizontal field of view assumed when no intrinsics are given and the tilt is too small
     #: to estimate the focal length from the homography (Raspberry Pi camera v2)
     default_hfov_deg: float = 62.2
@@ -178,8 +184,19 @@ def detect_discs(
     rect_bgr = rectify(frame, board, s, m, intrinsics) if frame.ndim == 3 else None
     rect = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2GRAY) if rect_bgr is not None else rectify(gray, board, s, m, intrinsics)
     rectf = rect.astype(np.float32)
-    contrast_img = _contrast_channel(rect_bgr, params) if rect_bgr is not None else rectf
-    cands, votes = _candidates(contrast_img, params)
+    white_img = _contrast_channel(rect_bgr, params) if rect_bgr is not None else rectf
+    cands, votes = _candidates(rectf, white_img, params)
+    # discs hemmed in on all sides by their own colour have little outline to vote with, but
+    # their grey dot is always in view: add dot-like spots that no outline candidate explains
+    dots = _dot_candidates(rectf, params)
+    if len(dots) and len(cands):
+        from scipy.spatial import cKDTree
+
+        near, _ = cKDTree(cands).query(dots)
+        dots = dots[near > params.min_separation_board * s]
+    from_dot = np.r_[np.zeros(len(cands), bool), np.ones(len(dots), bool)]
+    cands = np.concatenate([cands.reshape(-1, 2), dots.reshape(-1, 2)])
+    votes = np.r_[votes, np.zeros(len(dots))]
     if len(cands) == 0:
         return []
     centres0 = cands / s - m  # board units (top face, approximately)
@@ -190,39 +207,49 @@ def detect_discs(
     bg = cv2.morphologyEx(small, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ks, ks)))
     bg = cv2.resize(bg, (rect.shape[1], rect.shape[0]), interpolation=cv2.INTER_LINEAR).astype(np.float32)
 
-    face, dotv, plate = _ring_stats(rectf, bg, cands, params)
+    face, dotv, plate, spread = _ring_stats(rectf, bg, cands, params)
     ratio = face / np.maximum(plate, 1.0)
-    is_black = ratio < params.black_ratio
+    # black: a face well below the plate (glare lifts it to ~0.65), and a dot brighter than
+    # the face; white: a face near or above the plate and a darker dot
+    black_score = (params.black_ratio - ratio) / 0.12 + np.clip((dotv - face) / 40.0, -1.0, 1.0)
+    is_black = black_score > 0
 
     geom = camera_geometry(board, (gray.shape[1], gray.shape[0]), intrinsics, params.default_hfov_deg)
-    grayf = gray.astype(np.float32)
+    grayf = gray  # profiles are sampled from uint8 (quantisation << sensor noise)
     top, top_sigma, dot_ok = _refine_dots(grayf, board, intrinsics, centres0, is_black, params)
     outline_c, outline_sigma, outline_ok = _refine_outline(
         grayf, board, intrinsics, top, is_black, geom, params
     )
-    # combine: the dot gives the top face centre, the outline the base centre directly
-    shift = geom.thickness_shift(top, params.thickness_board)
-    from_dot = top - shift
+    # combine the two estimates of the top face centre, then undo the thickness parallax
     w_dot = np.where(dot_ok, 1.0 / np.maximum(top_sigma, 1e-3) ** 2, 0.0)
     w_out = np.where(outline_ok, 1.0 / np.maximum(outline_sigma, 1e-3) ** 2, 0.0)
     wsum = w_dot + w_out
-    centre = np.where(
+    top_c = np.where(
         (wsum > 0)[:, None],
-        (from_dot * w_dot[:, None] + outline_c * w_out[:, None]) / np.maximum(wsum, 1e-12)[:, None],
-        centres0 - geom.thickness_shift(centres0, params.thickness_board),
+        (top * w_dot[:, None] + outline_c * w_out[:, None]) / np.maximum(wsum, 1e-12)[:, None],
+        centres0,
     )
+    centre = top_c - geom.thickness_shift(top_c, params.thickness_board)
     sigma = np.where(wsum > 0, 1.0 / np.sqrt(np.maximum(wsum, 1e-12)), 0.1)
     # the model's own uncertainty (thickness correction, homography) sets a floor
     sigma = np.sqrt(sigma**2 + (0.003 if not geom.estimated else 0.008) ** 2)
 
     full_votes = 2 * math.pi * 0.5 * s
     vote_score = np.clip(votes / full_votes, 0, 1)
-    contrast = np.where(is_black, np.clip((params.black_ratio - ratio) / 0.3, 0, 1),
-                        np.clip((ratio - params.black_ratio) / 0.3, 0, 1))
+    contrast = np.clip(np.abs(black_score) / 2.0, 0, 1)
     conf = 0.45 * vote_score + 0.2 * contrast + 0.2 * dot_ok + 0.15 * outline_ok
     size = board.size_board
     tol = params.outside_tolerance_board
     inside = np.all((centre > -tol) & (centre < size + tol), axis=1)
+    # a dot-only candidate must show a proper dot (a gap between discs is no circle)
+    # and a uniform face around it (a line corner or a gap between discs is not)
+    uniform = spread < 0.2 * np.abs(face - dotv)
+    if from_dot.any():
+        # a white face is neutral, the paper is warm: compare the face's chroma with the plate's
+        # in the margin strip around the playing area (no disc reaches there)
+        neutral = _face_chroma_rel(rect_bgr, cands, params) > params.min_white_chroma if rect_bgr is not None else True
+        uniform &= is_black | neutral
+    conf = np.where(from_dot, np.where(dot_ok & uniform, 0.4 + 0.3 * contrast + 0.3 * outline_ok, 0.0), conf)
     keep = inside & (conf >= params.min_confidence)
     idx = np.flatnonzero(keep)
     if len(idx) == 0:
@@ -258,24 +285,27 @@ def _contrast_channel(rect_bgr: np.ndarray, params: DiscParams) -> np.ndarray:
     return out if out.ndim == 2 else out[..., 0]
 
 
-def _candidates(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np.ndarray]:
-    """(N, 2) candidate centres in rectified pixels and their vote counts."""
+def _candidates(
+    dark_img: np.ndarray, bright_img: np.ndarray, params: DiscParams
+) -> tuple[np.ndarray, np.ndarray]:
+    """(N, 2) candidate centres in rectified pixels and their vote counts. Dark discs vote
+    from `dark_img` (grey), bright discs from `bright_img` (grey plus blueness)."""
     import cv2
 
     s = params.scale_px_per_unit
     r = 0.5 * params.disc_diameter_board * s
-    blur = cv2.GaussianBlur(rect, (0, 0), 0.8)
-    gx = cv2.Sobel(blur, cv2.CV_32F, 1, 0, ksize=3) / 8.0
-    gy = cv2.Sobel(blur, cv2.CV_32F, 0, 1, ksize=3) / 8.0
-    mag = cv2.magnitude(gx, gy)
-    h, w = rect.shape
-    # keep edge pixels that are local maxima of the magnitude (thin edges) and strong enough
-    ys, xs = np.nonzero(mag > params.min_edge_strength)
-    g = mag[ys, xs]
-    ux, uy = gx[ys, xs] / g, gy[ys, xs] / g
-    wgt = np.minimum(g / (2 * params.min_edge_strength), 1.0)
+    h, w = dark_img.shape
     acc = np.zeros((2, h, w), np.float32)
-    for plane, sign in ((0, -1.0), (1, 1.0)):  # 0: dark disc (vote against the gradient)
+    for plane, sign, img in ((0, -1.0, dark_img), (1, 1.0, bright_img)):
+        # plane 0: dark disc (vote against the gradient); plane 1: bright disc (along it)
+        blur = cv2.GaussianBlur(img, (0, 0), 0.8)
+        gx = cv2.Sobel(blur, cv2.CV_32F, 1, 0, ksize=3, scale=0.125)
+        gy = cv2.Sobel(blur, cv2.CV_32F, 0, 1, ksize=3, scale=0.125)
+        mag = cv2.magnitude(gx, gy)
+        ys, xs = np.nonzero(mag > params.min_edge_strength)
+        g = mag[ys, xs]
+        ux, uy = gx[ys, xs] / g, gy[ys, xs] / g
+        wgt = np.minimum(g / (2 * params.min_edge_strength), 1.0)
         vx = np.rint(xs + sign * r * ux).astype(np.int64)
         vy = np.rint(ys + sign * r * uy).astype(np.int64)
         ok = (vx >= 0) & (vx < w) & (vy >= 0) & (vy < h)
@@ -287,7 +317,7 @@ def _candidates(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np.nd
     full = 2 * math.pi * r * 2.0 / (2 * math.pi * 1.2**2)
     thr = params.min_vote_fraction * full
     ksz = int(round(params.min_separation_board * s)) | 1
-    dil = cv2.dilate(best, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ksz, ksz)))
+    dil = cv2.dilate(best, np.ones((ksz, ksz), np.uint8))  # a square max filter is separable
     py, px = np.nonzero((best >= dil) & (best > thr))
     if len(px) == 0:
         return np.zeros((0, 2)), np.zeros(0)
@@ -314,10 +344,50 @@ def _candidates(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np.nd
     return sub.astype(np.float64), val / full * (2 * math.pi * r)
 
 
+def _dot_candidates(rect: np.ndarray, params: DiscParams) -> np.ndarray:
+    """(N, 2) rectified-pixel positions of dot-like blobs: maxima of the determinant of the
+    Hessian at the grey dot's scale (a blob bends both ways; a straight line does not)."""
+    import cv2
+
+    s = params.scale_px_per_unit
+    rd = 0.5 * params.dot_diameter_board * s
+    g = cv2.GaussianBlur(rect, (0, 0), 0.7 * rd)
+    dxx = cv2.Sobel(g, cv2.CV_32F, 2, 0, ksize=3)
+    dyy = cv2.Sobel(g, cv2.CV_32F, 0, 2, ksize=3)
+    dxy = cv2.Sobel(g, cv2.CV_32F, 1, 1, ksize=3)
+    resp = np.sqrt(np.maximum(dxx * dyy - dxy * dxy, 0.0))
+    ksz = int(round(params.min_separation_board * s)) | 1
+    dil = cv2.dilate(resp, np.ones((ksz, ksz), np.uint8))
+    ys, xs = np.nonzero((resp >= dil) & (resp > params.min_dot_response))
+    return np.stack([xs, ys], axis=1).astype(np.float64)
+
+
+def _face_chroma_rel(rect_bgr: np.ndarray, cands_px: np.ndarray, params: DiscParams) -> np.ndarray:
+    """(B - R) / (B + G + R) of each candidate's face minus that of the plate."""
+    bgr = rect_bgr.astype(np.float32)
+    chroma = (bgr[..., 0] - bgr[..., 2]) / (bgr.sum(axis=2) + 1.0)
+    s = params.scale_px_per_unit
+    m = params.margin_board
+    n = chroma.shape[0]
+    lo, hi = int(round(0.15 * s)), int(round((m - 0.1) * s))
+    strip = np.zeros(chroma.shape, bool)
+    strip[lo:hi, :] = strip[n - hi : n - lo, :] = True
+    strip[:, lo:hi] = strip[:, n - hi : n - lo] = True
+    plate = float(np.median(chroma[strip]))
+    ang = np.linspace(0, 2 * math.pi, 16, endpoint=False)
+    rr = np.array([0.22, 0.3]) * s
+    xs = cands_px[:, None, None, 0] + rr[None, :, None] * np.cos(ang)
+    ys = cands_px[:, None, None, 1] + rr[None, :, None] * np.sin(ang)
+    xi = np.clip(np.rint(xs).astype(int), 0, n - 1)
+    yi = np.clip(np.rint(ys).astype(int), 0, n - 1)
+    return np.median(chroma[yi, xi].reshape(len(cands_px), -1), axis=1) - plate
+
+
 def _ring_stats(
     rect: np.ndarray, bg: np.ndarray, cands_px: np.ndarray, params: DiscParams
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Median face brightness (between dot and rim), dot brightness and plate brightness."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Median face brightness (between dot and rim), dot brightness, plate brightness and the
+    spread (robust sigma) of the face samples."""
     s = params.scale_px_per_unit
     ang = np.linspace(0, 2 * math.pi, 24, endpoint=False)
     ring_r = np.array([0.22, 0.28, 0.34]) * s
@@ -331,12 +401,14 @@ def _ring_stats(
         yi = np.clip(np.rint(ys).astype(int), 0, h - 1)
         return img[yi, xi].reshape(len(cands_px), -1)
 
-    face = np.median(sample(rect, ring_r), axis=1)
+    ring = sample(rect, ring_r)
+    face = np.median(ring, axis=1)
     dot = np.median(sample(rect, dot_r), axis=1)
+    spread = 1.4826 * np.median(np.abs(ring - face[:, None]), axis=1)
     xi = np.clip(np.rint(cands_px[:, 0]).astype(int), 0, w - 1)
     yi = np.clip(np.rint(cands_px[:, 1]).astype(int), 0, h - 1)
     plate = bg[yi, xi]
-    return face, dot, plate
+    return face, dot, plate, spread
 
 
 # --------------------------------------------------------------------------------------------
@@ -360,11 +432,11 @@ def _sample_profiles(
     u = np.stack([np.cos(ang), np.sin(ang)], axis=1)
     pts = centres[:, None, None, :] + radii[None, None, :, None] * u[None, :, None, :]
     px = board_to_image(pts.reshape(-1, 2), board, intrinsics).astype(np.float32)
-    n = len(centres) * n_rays
-    mx = px[:, 0].reshape(n, len(radii))
-    my = px[:, 1].reshape(n, len(radii))
+    # one row per disc (remap wants fewer than 32767 rows)
+    mx = px[:, 0].reshape(len(centres), n_rays * len(radii))
+    my = px[:, 1].reshape(len(centres), n_rays * len(radii))
     vals = cv2.remap(grayf, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return vals.reshape(len(centres), n_rays, len(radii)), u
+    return vals.reshape(len(centres), n_rays, len(radii)).astype(np.float32), u
 
 
 def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -399,8 +471,8 @@ def _fit_circles(
     rr = np.full(n, radius)
     sel = ok.copy()
     npar = 2 if fixed_radius else 3
-    for round_ in range(3):
-        for _ in range(3):
+    for round_ in range(2):
+        for _ in range(2):
             dv = pts - c[:, None, :]
             dist = np.linalg.norm(dv, axis=2)
             nv = dv / np.maximum(dist, 1e-9)[..., None]
@@ -413,7 +485,7 @@ def _fit_circles(
             c = c + step[:, :2]
             if not fixed_radius:
                 rr = rr + step[:, 2]
-        if round_ == 2:
+        if round_ == 1:
             break
         res = np.linalg.norm(pts - c[:, None, :], axis=2) - rr[:, None]
         absr = np.where(sel, np.abs(res), np.inf)
@@ -444,7 +516,7 @@ def _refine_dots(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Centres of the grey dots (= top face centres, projected on the board plane)."""
     r_dot = params.dot_diameter_board / 2
-    radii = np.linspace(0.02, 0.27, 26)
+    radii = np.linspace(0.03, 0.255, 16)
     # dot on black: brighter inside -> darker outward (-1); on white: darker inside (+1)
     polarity = np.where(is_black, -1.0, 1.0)
     c = centres0.copy()
@@ -465,26 +537,20 @@ def _refine_outline(
     geom: CameraGeometry,
     params: DiscParams,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Base centres from the disc outline, fitted as the hull of the base circle and the
-    (displaced) top circle; only rays on the far side (where the top rim is the outline) and
-    the near side (where the base rim is) are used, each with its own circle."""
-    R = params.disc_diameter_board / 2
+    """Top face centres from the top rim. The disc's side shows as a band outside the rim on
+    the camera's side (its colours are unknown: half white, half black on a two-faced disc), so
+    only rays where that band is thinner than `max_band_board` are used: there the rim borders
+    the plate (or a neighbour), dark disc brighter outward, bright disc darker outward."""
     t = params.thickness_board
-    delta = geom.thickness_shift(top, t)  # top displacement per disc (N, 2)
-    base0 = top - delta
-    radii = np.linspace(0.3, 0.75, 31)
-    vals, u = _sample_profiles(grayf, board, intrinsics, base0, radii, params.n_rays)
-    # outline: dark disc -> brighter outward (+1); bright disc -> darker outward (-1)
+    delta = geom.thickness_shift(top, t)  # (N, 2)
+    r_top = 0.5 * params.disc_diameter_board * geom.height_board / max(geom.height_board - t, 1e-6)
+    radii = np.linspace(0.34, 0.70, 19)
+    vals, u = _sample_profiles(grayf, board, intrinsics, top, radii, params.n_rays)
     polarity = np.where(is_black, 1.0, -1.0)
     r_edge, strength = _edge_positions(vals, radii, polarity)
-    # outline point along u from the base centre: base rim (r = R) where u points towards the
-    # camera, top rim (R + u.delta) where it points away -> model r(u) = R + max(0, u.delta)
-    ud = np.einsum("rk,nk->nr", u, delta)
-    expected = R + np.maximum(ud, 0.0)
-    r_corr = r_edge - np.maximum(ud, 0.0)
-    ok = (strength > 6.0) & (np.abs(r_edge - expected) < 0.1)
-    c, sig, good = _fit_circles(base0, u, r_corr, ok, R, fixed_radius=True)
-    return c, sig, good
+    band = -np.einsum("rk,nk->nr", u, delta)  # width of the visible side outside the rim
+    ok = (band < params.max_band_board) & (strength > 5.0) & (np.abs(r_edge - r_top) < 0.08)
+    return _fit_circles(top, u, r_edge, ok, r_top, fixed_radius=True)
 
 
 if __name__ == "__main__":  # python -m vision.dition IMAGE  (board from its lines or markers)

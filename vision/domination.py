@@ -100,8 +100,30 @@ class TopsParams:
     inner_gap_px: float = 2.5
     #: added to each profile's strongest edge when normalising (BGR levels)
     edge_floor: float = 10.0
+    #: refinement uses directions whose edge moves outward with height by at least this, px/cell
+    min_far_ds: float = -1e9
+    #: coarse search of the top's image shift (pieces sit off-centre): half-range and step, px
+    max_shift_px: float = 4.0
+    shift_step_px: float = 2.0
+    #: how far pieces sit off their cell centre (standard deviation, cells)
+    jitter_sigma: float = 0.02
+    #: coarse score penalty per squared shift in units of the jitter
+    shift_penalty: float = 0.02
+    #: refinement: candidate edges are local maxima above this fraction of the strongest
+    candidate_fraction: float = 0.12
+    #: refinement iterations, robust scale shrinking from start to robust_scale_px
+    refine_iterations: int = 6
+    robust_scale_start_px: float = 3.0
+    #: expected sub-pixel error of one edge position, px
+    edge_sigma_px: float = 0.3
+    #: where the visible edge of a top lies outside its nominal outline, px (blur, bevel)
+    edge_offset_px: float = 0.25
+    #: the same on the near side (where the top meets its own side band), px
+    near_edge_offset_px: float = -0.45
+    #: floor-patch chromaticity distance from the board above which a cell is occupied
+    empty_saturation: float = 0.15
     #: robust (Tukey) scale of edge residuals, px
-    robust_scale_px: float = 1.5
+    robust_scale_px: float = 0.8
     #: floor-of-sigma for the height estimate, in pieces
     min_height_sigma: float = 0.05
 
@@ -271,6 +293,150 @@ def _disc_points(radius: float, rings: int, per_ring: int) -> np.ndarray:
     return np.asarray(pts, dtype=np.float64)
 
 
+
+def _shift_grid(params: TopsParams) -> np.ndarray:
+    """(D, 2) image shifts (px) tried by the coarse search: pieces are not centred exactly."""
+    n = int(round(params.max_shift_px / params.shift_step_px))
+    v = np.arange(-n, n + 1) * params.shift_step_px
+    gx, gy = np.meshgrid(v, v)
+    return np.stack([gx.ravel(), gy.ravel()], axis=1)
+
+
+def _edge_profiles(prof: np.ndarray, s_lo: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
+    """Colour-edge strength along each profile (C, J, S') and the position of its first sample."""
+    p = (prof[:, :, :-2] + 2 * prof[:, :, 1:-1] + prof[:, :, 2:]) * 0.25  # smooth along s
+    k_d = max(1, int(round(1.0 / step)))
+    diff = p[:, :, 2 * k_d :] - p[:, :, : -2 * k_d]
+    edge = np.sqrt((diff * diff).sum(axis=-1))
+    return edge, s_lo + (k_d + 1) * step
+
+
+def _gather(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """arr (C, J, S), idx (C, ..., J) ints -> arr[c, j, idx[c, ..., j]]."""
+    c, j, s = arr.shape
+    base = (np.arange(c)[:, None] * j + np.arange(j)[None, :]) * s  # (C, J)
+    shape = (c,) + (1,) * (idx.ndim - 2) + (j,)
+    return arr.ravel()[base.reshape(shape) + idx]
+
+
+def _coarse_fit(
+    edge: np.ndarray,
+    s_edge0: np.ndarray,
+    hyp: np.ndarray,
+    normal: np.ndarray,
+    shift_grid: np.ndarray,
+    px_per_cell: np.ndarray,
+    params: TopsParams,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Best (height level, image shift) per cell: its circle lies on edges, nothing inside it does.
+
+    Edges are normalised per direction by the strongest one on the profile, so every direction
+    votes alike. Returns k0 (C,) in 1..K and shift0 (C, 2) px.
+    """
+    from scipy.ndimage import maximum_filter1d
+
+    step = params.profile_step_px
+    n_e = edge.shape[2]
+    scale = 1.0 / (edge.max(axis=2, keepdims=True) + params.edge_floor)
+    win = max(0, int(round(params.coarse_window_px / step)))
+    norm = maximum_filter1d(edge, size=2 * win + 1, axis=2, mode="nearest") * scale
+    inner = np.maximum.accumulate(edge * scale, axis=2)
+    sh = np.einsum("cjx,dx->cdj", normal, shift_grid)  # (C, D, J) s-offset of each shift
+    idx_f = (hyp[:, :, None, :] + sh[:, None, :, :] - s_edge0[:, None, None, :]) / step
+    idx = np.clip(np.rint(idx_f).astype(np.int64), 0, n_e - 1)  # (C, K, D, J)
+    gap = params.inner_gap_px / step
+    idx_in = np.clip(np.rint(idx_f - gap).astype(np.int64), 0, n_e - 1)
+    on = _gather(norm, idx)
+    inside = np.where(idx_f - gap >= 0, _gather(inner, idx_in), 0.0)
+    score = (on - params.inner_penalty * inside).mean(axis=-1)  # (C, K, D)
+    sigma_px = params.jitter_sigma * px_per_cell  # (C,)
+    d2 = (shift_grid**2).sum(axis=1)[None, :] / (sigma_px[:, None] ** 2)  # (C, D)
+    score = score - params.shift_penalty * d2[:, None, :]
+    flat = score.reshape(score.shape[0], -1).argmax(axis=1)
+    k_idx, d_idx = np.unravel_index(flat, score.shape[1:])
+    return k_idx + 1, shift_grid[d_idx].astype(np.float64)
+
+
+def _refine_fit(
+    edge: np.ndarray,
+    s_edge0: np.ndarray,
+    s_pred: np.ndarray,
+    normal: np.ndarray,
+    k0: np.ndarray,
+    shift0: np.ndarray,
+    px_per_cell: np.ndarray,
+    params: TopsParams,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Continuous height (pieces) and its sigma per cell.
+
+    Robust least squares in the manner of ICP: unknowns (height change, image shift x, y), the
+    shift held near zero by the prior of how far pieces sit off-centre. Every local maximum of
+    the edge strength along a direction is a candidate; each iteration takes, per direction, the
+    candidate nearest to the current model circle (a lower piece sticking out, or the stack's
+    side band, gives further edges that the model does not explain) and Tukey-weights it.
+    """
+    step = params.profile_step_px
+    t = params.disc_thickness
+    kmax = params.max_height
+    n_c, n_j, n_e = edge.shape
+    rows = np.arange(n_c)
+    k_hi = np.minimum(k0 + 1, kmax + 1)
+    ds = (s_pred[rows, k_hi] - s_pred[rows, k0 - 1]) / ((k_hi - (k0 - 1)) * t)[:, None]  # px/cell
+    s0 = s_pred[rows, k0] + np.einsum("cjx,cx->cj", normal, shift0) + np.where(
+        ds >= 0, params.edge_offset_px, params.near_edge_offset_px
+    )
+    # candidate edges: local maxima above a fraction of the profile's strongest edge
+    e_m, e_0, e_p = edge[:, :, :-2], edge[:, :, 1:-1], edge[:, :, 2:]
+    thr = np.maximum(params.candidate_fraction * edge.max(axis=2, keepdims=True), params.edge_floor)
+    is_max = (e_0 >= e_m) & (e_0 > e_p) & (e_0 >= thr)
+    den = e_m - 2 * e_0 + e_p
+    ok_den = den < -1e-6
+    frac = np.clip(np.where(ok_den, 0.5 * (e_m - e_p) / np.where(ok_den, den, -1.0), 0.0), -0.5, 0.5)
+    pos = s_edge0[:, :, None] + step * (np.arange(1, n_e - 1)[None, None, :] + frac)  # (C, J, S'')
+    pos = np.where(is_max, pos, np.inf)
+    strength = np.where(is_max, e_0, 0.0) / (edge.max(axis=2, keepdims=True) + 1e-6)
+    use = (ds >= params.min_far_ds).astype(np.float64)
+    a = np.stack([ds, normal[..., 0], normal[..., 1]], axis=-1)  # (C, J, 3)
+    sigma_px = params.jitter_sigma * px_per_cell
+    lam = (params.edge_sigma_px / sigma_px) ** 2  # prior weight relative to one edge
+    prior_n = np.zeros((n_c, 3, 3))
+    prior_n[:, 1, 1] = lam
+    prior_n[:, 2, 2] = lam
+    prior_b = np.zeros((n_c, 3))
+    prior_b[:, 1] = -lam * shift0[:, 0]
+    prior_b[:, 2] = -lam * shift0[:, 1]
+    u = np.zeros((n_c, 3))
+    nmat = np.tile(np.eye(3), (n_c, 1, 1))
+    w = np.zeros((n_c, n_j))
+    resid = np.zeros((n_c, n_j))
+    scales = np.linspace(params.robust_scale_start_px, params.robust_scale_px, params.refine_iterations)
+    for c_scale in scales:
+        pred = s0 + np.einsum("cjk,ck->cj", a, u)  # (C, J)
+        dist = np.abs(pos - pred[:, :, None])
+        pick = np.argmin(dist, axis=2)
+        e_pos = np.take_along_axis(pos, pick[..., None], axis=2)[..., 0]
+        e_str = np.take_along_axis(strength, pick[..., None], axis=2)[..., 0]
+        found = np.isfinite(e_pos)
+        resid = np.where(found, e_pos - s0, 0.0)  # measured offset from the start model
+        r = np.where(found, e_pos - pred, np.inf)
+        c_tuk = c_scale * 4.685
+        w = use * np.sqrt(e_str) * np.where(np.abs(r) < c_tuk, (1 - (r / c_tuk) ** 2) ** 2, 0.0)
+        nmat = np.einsum("cj,cjk,cjl->ckl", w, a, a) + prior_n + 1e-9 * np.eye(3)
+        bvec = np.einsum("cj,cjk,cj->ck", w, a, resid) + prior_b
+        u = np.linalg.solve(nmat, bvec[..., None])[..., 0]
+    r = resid - np.einsum("cjk,ck->cj", a, u)
+    w_sum = w.sum(axis=1)
+    var_r = (w * r * r).sum(axis=1) / np.maximum(w_sum - 3.0, 1.0)
+    var_r = np.maximum(var_r, params.edge_sigma_px**2)
+    cov = np.linalg.inv(nmat)
+    sigma_h = np.sqrt(cov[:, 0, 0] * var_r) / t
+    sigma_h = np.maximum(sigma_h, params.min_height_sigma)
+    h_est = k0 + u[:, 0] / t
+    if _DEBUG is not None:
+        _DEBUG.update(pos=pos, s0=s0, ds=ds, w_fit=w, u=u)
+    return h_est, sigma_h
+
+
 _DEBUG: dict[str, Any] | None = None  # set to a dict to collect the internals (debugging)
 
 
@@ -341,13 +507,17 @@ def read_tops(
     normal = rim_px[:, mid] - ctr_px[:, mid, None, :]
     normal /= np.linalg.norm(normal, axis=-1, keepdims=True) + 1e-9  # (C, J, 2)
     anchor = rim_px[:, mid]  # (C, J, 2)
+    # local image scale at each top (px per cell), from the projected radius
+    px_per_cell = np.linalg.norm(rim_px[:, mid] - ctr_px[:, mid, None, :], axis=-1).mean(axis=1) / radius
     s_pred = np.einsum("cljx,cjx->clj", rim_px - anchor[:, None], normal)  # (C, L, J)
 
-    # profile sample positions
+    # profile sample positions (long enough for every height and every shift of the coarse grid)
     step = params.profile_step_px
-    hyp = s_pred[:, 1 : kmax + 1]
-    s_lo = hyp.min(axis=1) - params.profile_margin_px  # (C, J)
-    span = float((hyp.max(axis=1) - hyp.min(axis=1)).max()) + 2 * params.profile_margin_px
+    hyp = s_pred[:, 1 : kmax + 1]  # (C, K, J)
+    shift_grid = _shift_grid(params)  # (D, 2) px
+    margin = params.profile_margin_px + float(np.abs(shift_grid).sum(axis=1).max())
+    s_lo = hyp.min(axis=1) - margin  # (C, J)
+    span = float((hyp.max(axis=1) - hyp.min(axis=1)).max()) + 2 * margin
     n_s = int(math.ceil(span / step)) + 1
     s_grid = s_lo[:, :, None] + step * np.arange(n_s)[None, None, :]  # (C, J, S)
     prof_pts = anchor[:, :, None, :] + s_grid[..., None] * normal[:, :, None, :]
@@ -369,86 +539,23 @@ def read_tops(
     wb = np.ones(3, dtype=np.float32) if calibrated else gains.astype(np.float32)
 
     # 4. empty or occupied, from the floor patch
+    board_chroma = _chroma((board_ref * wb)[None])[0]
     floor_chroma = _chroma(np.median(floor_s, axis=1) * wb)  # (C, 2)
-    floor_sat = np.linalg.norm(floor_chroma, axis=1)
-    if calibrated:
-        board_sat = float(np.linalg.norm(_chroma(board_ref[None])[0]))
-        floor_sat = np.linalg.norm(floor_chroma - _chroma(board_ref[None])[0], axis=1)
-        del board_sat
-    ref_sat = np.linalg.norm(ref_chroma, axis=1)
-    empty_thresh = 0.5 * float(ref_sat.min())
+    floor_sat = np.linalg.norm(floor_chroma - board_chroma, axis=1)
+    empty_thresh = params.empty_saturation
     occupied = floor_sat > empty_thresh
 
-    # 5. edge profiles -> coarse height per cell
-    p = prof * wb
-    p = (p[:, :, :-2] + 2 * p[:, :, 1:-1] + p[:, :, 2:]) * 0.25  # smooth along s
-    k_d = max(1, int(round(1.0 / step)))
-    diff = p[:, :, 2 * k_d :] - p[:, :, : -2 * k_d]
-    edge = np.sqrt((diff * diff).sum(axis=-1))  # (C, J, S') edge at grid index i+k_d+1
-    s_edge0 = s_lo + (k_d + 1) * step  # position of edge[..., 0]
-    n_e = edge.shape[2]
-    win = max(0, int(round(params.coarse_window_px / step)))
-    if win:
-        from scipy.ndimage import maximum_filter1d
+    # 5. edge profiles -> coarse height and shift per cell
+    edge, s_edge0 = _edge_profiles(prof * wb, s_lo, step)
+    k0, shift0 = _coarse_fit(edge, s_edge0, hyp, normal, shift_grid, px_per_cell, params)
+    if _DEBUG is not None and "force" in _DEBUG:
+        k0, shift0 = _DEBUG["force"]
 
-        edge_max = maximum_filter1d(edge, size=2 * win + 1, axis=2, mode="nearest")
-    else:
-        edge_max = edge
-    # per direction, edges relative to the strongest one on the profile (every direction votes
-    # alike); a hypothesis is good when its circle lies on an edge and nothing inside it is one
-    scale = 1.0 / (edge.max(axis=2, keepdims=True) + params.edge_floor)
-    norm = edge_max * scale
-    inner = np.maximum.accumulate(edge * scale, axis=2)  # strongest edge at or before each position
-    idx_f = (hyp - s_edge0[:, None, :]) / step  # (C, K, J)
-    idx = np.clip(np.rint(idx_f).astype(np.int64), 0, n_e - 1)
-    idx_in = np.clip(
-        np.rint(idx_f - params.inner_gap_px / step).astype(np.int64), 0, n_e - 1
+    # 6. sub-pixel refinement: height and shift from the edge positions
+    h_est, sigma_h = _refine_fit(
+        edge, s_edge0, s_pred, normal, k0, shift0, px_per_cell, params
     )
-    on = np.take_along_axis(norm[:, None].repeat(kmax, axis=1), idx[..., None], axis=3)[..., 0]
-    inside = np.take_along_axis(
-        inner[:, None].repeat(kmax, axis=1), idx_in[..., None], axis=3
-    )[..., 0]
-    inside = np.where(idx_f - params.inner_gap_px / step >= 0, inside, 0.0)
-    score_k = (on - params.inner_penalty * inside).mean(axis=2)  # (C, K)
-    k0 = np.argmax(score_k, axis=1) + 1  # (C,)
-
-    # 6. sub-pixel refinement of the height: fit edge offsets to d s / d h
-    rows = np.arange(n_cells)
-    s0 = s_pred[rows, k0]  # (C, J) predicted edge at k0
-    k_hi = np.minimum(k0 + 1, kmax + 1)
-    ds = (s_pred[rows, k_hi] - s_pred[rows, k0 - 1]) / ((k_hi - (k0 - 1)) * t)[:, None]
-    # ds: px of edge shift per cell of height, (C, J)
-    half = np.maximum(np.abs(ds) * t * 0.6, 1.5)  # search half-width px
-    pos = s_edge0[:, :, None] + step * np.arange(n_e)[None, None, :]
-    in_win = np.abs(pos - s0[:, :, None]) <= half[:, :, None]
-    masked = np.where(in_win, edge, -1.0)
-    ipk = np.argmax(masked, axis=2)  # (C, J)
-    ipk_c = np.clip(ipk, 1, n_e - 2)
-    e_m = np.take_along_axis(edge, (ipk_c - 1)[..., None], axis=2)[..., 0]
-    e_0 = np.take_along_axis(edge, ipk_c[..., None], axis=2)[..., 0]
-    e_p = np.take_along_axis(edge, (ipk_c + 1)[..., None], axis=2)[..., 0]
-    den = e_m - 2 * e_0 + e_p
-    frac = np.where(den < -1e-6, 0.5 * (e_m - e_p) / np.where(den < -1e-6, den, -1.0), 0.0)
-    frac = np.clip(frac, -0.5, 0.5)
-    e_pos = s_edge0 + step * (ipk_c + frac)  # (C, J) measured edge positions
-    resid0 = e_pos - s0
-    weight = np.maximum(e_0, 0.0)
-    dh = np.zeros(n_cells)
-    c_tuk = params.robust_scale_px * 4.685
-    for _ in range(4):
-        r = resid0 - dh[:, None] * ds
-        w = weight * np.where(np.abs(r) < c_tuk, (1 - (r / c_tuk) ** 2) ** 2, 0.0)
-        num = (w * ds * resid0).sum(axis=1)
-        dnm = (w * ds * ds).sum(axis=1) + 1e-9
-        dh = num / dnm
-    r = resid0 - dh[:, None] * ds
-    w = weight * np.where(np.abs(r) < c_tuk, (1 - (r / c_tuk) ** 2) ** 2, 0.0)
-    w_sum = w.sum(axis=1) + 1e-9
-    n_eff = (w_sum**2) / ((w * w).sum(axis=1) + 1e-9)
-    var_r = (w * r * r).sum(axis=1) / w_sum
-    sigma_h = np.sqrt(var_r / np.maximum(n_eff - 1, 1.0) * w_sum / ((w * ds * ds).sum(axis=1) + 1e-9))
-    h_est = k0 + dh / t  # pieces
-    h_est = np.clip(h_est, 0.5, kmax + 0.5)
+    h_est = np.clip(h_est, 0.5, kmax + 0.49)
 
     # 7. colour of the top face, at the chosen height
     k_final = np.clip(np.rint(h_est).astype(np.int64), 1, kmax)
@@ -457,14 +564,20 @@ def read_tops(
     top_board = np.empty((n_cells, m, 3))
     top_board[:, :, :2] = centres[:, None, :] + col_off[None]
     top_board[:, :, 2] = (k_final * t)[:, None]
-    top_px = cam.project(top_board.reshape(-1, 3))
+    top_px = cam.project(top_board.reshape(-1, 3)).reshape(n_cells, m, 2)
+    top_px = (top_px + shift0[:, None, :].astype(np.float32)).reshape(-1, 2)
     top_s = _sample(frame, top_px).reshape(n_cells, m, 3)
-    top_chroma = _chroma(np.median(top_s, axis=1) * wb)  # (C, 2)
-    d = np.linalg.norm(top_chroma[:, None, :] - ref_chroma[None], axis=2)  # (C, nL)
+    top_chroma = _chroma(np.median(top_s, axis=1) * wb) - board_chroma  # (C, 2)
+    # hue angle: glare and shading change the saturation of a top, much less its hue
+    ref_rel = ref_chroma - (board_chroma if calibrated else 0.0)
+    ang_top = np.arctan2(top_chroma[:, 1], top_chroma[:, 0])
+    ang_ref = np.arctan2(ref_rel[:, 1], ref_rel[:, 0])
+    d = np.abs(np.angle(np.exp(1j * (ang_top[:, None] - ang_ref[None, :]))))  # (C, nL) radians
     order = np.argsort(d, axis=1)
+    rows = np.arange(n_cells)
     best = order[:, 0]
     d1 = d[rows, best]
-    d2 = d[rows, order[:, 1]] if len(letters) > 1 else d1 + 1.0
+    d2 = d[rows, order[:, 1]] if len(letters) > 1 else np.full(n_cells, np.pi)
 
     if _DEBUG is not None:
         _DEBUG.update(locals())
@@ -484,10 +597,10 @@ def read_tops(
             hest[cell] = 0.0
             continue
         tops[cell] = letters[int(best[i])]
-        col_conf = float((d2[i] - d1[i]) / (d2[i] + d1[i] + 1e-9))
+        col_conf = float(min(1.0, (d2[i] - d1[i]) / (d2[i] + d1[i] + 1e-9)))
         conf[cell] = float(min(occ_conf, col_conf))
         heights[cell] = int(k_final[i])
-        hsig[cell] = float(max(sigma_h[i] / t, params.min_height_sigma))
+        hsig[cell] = float(sigma_h[i])
         hest[cell] = float(h_est[i])
     if intrinsics is None:
         return TopsReading(tops, conf, None, None, None)

@@ -21,22 +21,27 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def make_server(service: Any, *, host: str = "127.0.0.1", port: int = 8000,
-                pin: str | None = None, threads: int = DEFAULT_THREADS) -> Any:
-    """A waitress server for `service` (not yet running: call `.run()`, stop with `.close()`).
+def app_for(service: Any, *, host: str, pin: str | None = None) -> Any:
+    """The Flask app for `service` listening on `host`.
 
     Beyond localhost the controls need the owner's PIN; without `pin` a random 6-digit one is
     made and printed.
     """
-    from waitress import create_server
-
     from web.app import create_app
 
     require_pin = not is_loopback(host)
     if require_pin and not pin:
         pin = f"{secrets.randbelow(10**6):06d}"
         print(f"owner PIN: {pin}", flush=True)
-    app = create_app({"REQUIRE_PIN": require_pin, "PIN": pin}, service=service)
+    return create_app({"REQUIRE_PIN": require_pin, "PIN": pin}, service=service)
+
+
+def make_server(service: Any, *, host: str = "127.0.0.1", port: int = 8000,
+                pin: str | None = None, threads: int = DEFAULT_THREADS) -> Any:
+    """A bound waitress server for `service` (call `.run()`, stop with `.close()`)."""
+    from waitress import create_server
+
+    app = app_for(service, host=host, pin=pin)
     return create_server(app, host=host, port=port, threads=threads,
                          channel_timeout=30, ident="tabletop-referee")
 

@@ -22,7 +22,7 @@ def get_service() -> Any:
 
 
 def to_jsonable(value: Any) -> Any:
-    """Dataclasses, enums, tuples, numpy scalars and sqlite rows become plain JSON values."""
+    """Records (`to_json()`), dataclasses, enums, tuples and numpy values become plain JSON."""
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
@@ -36,13 +36,9 @@ def to_jsonable(value: Any) -> Any:
         return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}
-    if hasattr(value, "keys") and hasattr(value, "__getitem__"):  # sqlite3.Row
-        return {str(k): to_jsonable(value[k]) for k in value.keys()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [to_jsonable(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalar
-        return to_jsonable(value.item())
-    if hasattr(value, "tolist") and callable(value.tolist):  # numpy array
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy array or scalar
         return to_jsonable(value.tolist())
     if isinstance(value, bytes):
         return None

@@ -38,7 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -128,7 +128,7 @@ class FakeCameraSystem:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
-    def picamera2_class(self) -> type["Picamera2"]:
+    def picamera2_class(self) -> type[Picamera2]:
         system = self
 
         class BoundPicamera2(Picamera2):
@@ -215,6 +215,7 @@ class Picamera2:
         self._frames = 0
         self._captures = 0
         self._last_frame_time = 0.0
+        self._resized: tuple[tuple[int, int], BgrImage] | None = None
         self._lock = threading.Lock()
 
     # --- properties -------------------------------------------------------------------------
@@ -346,10 +347,10 @@ class Picamera2:
             self._system.opened.discard(self.camera_idx)
         self.is_open = False
 
-    def __enter__(self) -> "Picamera2":
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self.close()
 
     # --- controls -----------------------------------------------------------------------------
@@ -367,7 +368,7 @@ class Picamera2:
         """What the fake AE/AWB have reached after `frame` frames (manual values win)."""
         cam = self._camera
         progress = min(1.0, (frame + 1) / max(1, cam.settle_frames))
-        exposure = int(round(cam.target_exposure_us * (0.25 + 0.75 * progress)))
+        exposure = round(cam.target_exposure_us * (0.25 + 0.75 * progress))
         gain = 1.0 + (cam.target_gain - 1.0) * progress
         gains = (1.0 + (cam.target_colour_gains[0] - 1.0) * progress,
                  1.0 + (cam.target_colour_gains[1] - 1.0) * progress)
@@ -388,8 +389,10 @@ class Picamera2:
             import cv2
 
             if (cam.image.shape[1], cam.image.shape[0]) == size:
-                return cam.image.copy()
-            return cv2.resize(cam.image, size, interpolation=cv2.INTER_AREA)
+                return cam.image
+            if self._resized is None or self._resized[0] != size:
+                self._resized = (size, cv2.resize(cam.image, size, interpolation=cv2.INTER_AREA))
+            return self._resized[1]
         return _default_scene(index, size)
 
     def _next_frame(self, wait: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -416,10 +419,13 @@ class Picamera2:
         config = self.camera_config
         assert config is not None
         fmt, size = config["main"]["format"], config["main"]["size"]
-        bgr = self._scene(index, size).astype(np.float32)
+        bgr = self._scene(index, size)
         # brightness follows exposure x gain relative to the AE target (clipped at white)
         level = (exposure * gain) / (cam.target_exposure_us * cam.target_gain)
-        bgr = np.clip(bgr * level, 0, 255).astype(np.uint8)
+        if abs(level - 1.0) > 1e-6:
+            import cv2
+
+            bgr = cv2.convertScaleAbs(bgr, alpha=level)
         memory = bgr if fmt in ("RGB888", "XRGB8888") else bgr[:, :, ::-1]
         if fmt.startswith("X"):
             memory = np.dstack([memory, np.full(memory.shape[:2], 255, np.uint8)])
@@ -450,7 +456,7 @@ class Picamera2:
                       signal_function: Any = None) -> np.ndarray:
         return self.capture_request(wait).make_array(name)
 
-    def capture_arrays(self, names: list[str] = ["main"], wait: Any = None,
+    def capture_arrays(self, names: list[str] = ["main"], wait: Any = None,  # noqa: B006 - real API
                        signal_function: Any = None) -> tuple[list[np.ndarray], dict[str, Any]]:
         request = self.capture_request(wait)
         return [request.make_array(n) for n in names], request.get_metadata()

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Self
 
 import numpy as np
 
@@ -26,12 +27,12 @@ BOUNDARY = "refereeframe"
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "_Server"
+    server: _Server
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+    def do_GET(self) -> None:
         owner = self.server.owner
         if not owner.serving:
             self.send_error(503, "stream stopped")
@@ -43,7 +44,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self.send_error(404)
 
-    def _stream(self, owner: "MjpegServer") -> None:
+    def _stream(self, owner: MjpegServer) -> None:
         import cv2
 
         self.send_response(200)
@@ -74,7 +75,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             return
 
-    def _file(self, owner: "MjpegServer", name: str) -> None:
+    def _file(self, owner: MjpegServer, name: str) -> None:
         path = owner.files.get(name)
         if path is None:
             self.send_error(404)
@@ -103,7 +104,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    owner: "MjpegServer"
+    owner: MjpegServer
 
 
 class MjpegServer:
@@ -159,7 +160,7 @@ class MjpegServer:
         self._server.server_close()
         self._thread.join(5.0)
 
-    def __enter__(self) -> "MjpegServer":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

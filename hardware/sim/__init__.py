@@ -53,18 +53,26 @@ Scripted match
   with an optional ``label`` copied into frame meta. ``pieces``: tuple of SimDisc (Dition) or a
   stacks mapping (Domination); targets are board (x, y) or cell names.
 
-Physical kit constants (duplicated from vision/markers.py on purpose): ``hardware.sim.layout``.
+Helpers: ``random_discs(rng, n)`` (non-overlapping, alternating colours) and
+``random_stacks(rng, n, letters="GR")`` (geometry only, no rules).
+
+Physical kit constants (duplicated from vision/markers.py on purpose): ``hardware.sim.layout``
+(``MARKERS[game] = (ids, side, centres)``, ``MARKER_QUIET_ZONE``, line widths, piece sizes,
+``DOMINATION_COLOURS``, ``CUT_CELLS``, ``cell_centre``, ``playable_cells``).
 """
 
 from hardware.sim.camera import SimCamera, camera_for_target, look_at_board, random_camera
 from hardware.sim.hand import HandPose
 from hardware.sim.options import RenderOptions
+from hardware.sim.positions import random_discs, random_stacks
 from hardware.sim.render import (
     Rendered, SimDisc, render_dition, render_domination, render_planar_target,
 )
+from hardware.sim.script import Bump, Drop, HandPlace, HandRemove, ScriptedTable, Still
 
 __all__ = [
-    "HandPose", "RenderOptions", "Rendered", "SimCamera", "SimDisc", "camera_for_target",
-    "look_at_board", "random_camera", "render_dition", "render_domination",
+    "Bump", "Drop", "HandPlace", "HandPose", "HandRemove", "RenderOptions", "Rendered",
+    "ScriptedTable", "SimCamera", "SimDisc", "Still", "camera_for_target", "look_at_board",
+    "random_camera", "random_discs", "random_stacks", "render_dition", "render_domination",
     "render_planar_target",
 ]

@@ -92,6 +92,57 @@ class SimCamera:
         px, _ = cv2.projectPoints(p, self.rvec, self.tvec, self.camera_matrix, self.dist_coeffs)
         return px.reshape(-1, 2)
 
+    @property
+    def max_radius(self) -> float:
+        """Largest undistorted normalised radius up to which the radial distortion is monotonic
+        (inf if it is everywhere up to r = 4): beyond it a polynomial lens model folds back."""
+        return _fold_radius(self.dist_coeffs)
+
+    def project_clamped(self, points_world: np.ndarray) -> np.ndarray:
+        """Like `project`, but points beyond `max_radius` (far outside the picture) continue
+        outwards along a straight line instead of folding back into the image; for drawing
+        large objects (an arm) that leave the field of view."""
+        p = np.asarray(points_world, dtype=np.float64).reshape(-1, 3)
+        px = self.project(p)
+        r_max = 0.98 * self.max_radius
+        if not np.isfinite(r_max):
+            return px
+        pc = self.to_camera(p)
+        z = np.where(pc[:, 2] > 1e-9, pc[:, 2], 1e-9)
+        xn, yn = pc[:, 0] / z, pc[:, 1] / z
+        r = np.hypot(xn, yn)
+        far = r > r_max
+        if np.any(far):
+            k1, k2, _, _, k3 = self.dist_coeffs
+            rm2 = r_max * r_max
+            rd_max = r_max * (1 + k1 * rm2 + k2 * rm2**2 + k3 * rm2**3)
+            rd = rd_max + 0.3 * (r[far] - r_max)  # gentle linear continuation
+            scale = rd / r[far]
+            K = self.camera_matrix
+            px[far, 0] = K[0, 0] * xn[far] * scale + K[0, 1] * yn[far] * scale + K[0, 2]
+            px[far, 1] = K[1, 1] * yn[far] * scale + K[1, 2]
+        return px
+
+    def check_lens(self) -> None:
+        """Raise ValueError if the distortion folds back inside the picture (no real lens does)."""
+        r_max = self.max_radius
+        if not np.isfinite(r_max):
+            return
+        k1, k2, _, _, k3 = self.dist_coeffs
+        r2 = r_max * r_max
+        rd_max = r_max * (1 + k1 * r2 + k2 * r2 * r2 + k3 * r2**3)
+        w, h = self.image_size
+        K = self.camera_matrix
+        corners = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], float)
+        yn = (corners[:, 1] - K[1, 2]) / K[1, 1]
+        xn = (corners[:, 0] - K[0, 2] - K[0, 1] * yn) / K[0, 0]
+        rd_corner = float(np.max(np.hypot(xn, yn)))
+        if rd_max < 1.05 * rd_corner:
+            raise ValueError(
+                f"lens distortion {self.dist_coeffs.tolist()} folds back at normalised radius "
+                f"{rd_max:.3f}, inside the picture (corners at {rd_corner:.3f}): reduce k1/k2/k3"
+            )
+
     def scaled(self, factor: int) -> "SimCamera":
         """The same camera rendering an image `factor` times larger (pixel centres kept exact)."""
         s = float(factor)
@@ -129,6 +180,17 @@ class SimCamera:
             np.asarray(data["tvec"]),
             tuple(data["image_size"]),  # type: ignore[arg-type]
         )
+
+
+def _fold_radius(dist: np.ndarray) -> float:
+    k1, k2, _, _, k3 = (float(v) for v in dist)
+    if k1 >= 0 and k2 >= 0 and k3 >= 0:
+        return float("inf")
+    r = np.linspace(0.0, 4.0, 4001)
+    r2 = r * r
+    deriv = 1 + 3 * k1 * r2 + 5 * k2 * r2 * r2 + 7 * k3 * r2**3
+    bad = np.flatnonzero(deriv <= 0)
+    return float(r[bad[0]]) if bad.size else float("inf")
 
 
 # ---- posing ------------------------------------------------------------------------------------
@@ -247,7 +309,9 @@ def look_at_board(
     K = np.array([[f, 0.0, principal[0]], [0.0, f, principal[1]], [0.0, 0.0, 1.0]])
     dist = np.zeros(5) if distortion is None else np.asarray(distortion, dtype=np.float64)
     rvec = cv2.Rodrigues(R)[0].ravel()
-    return SimCamera(K, dist, rvec, tvec, (w, h))
+    cam = SimCamera(K, dist, rvec, tvec, (w, h))
+    cam.check_lens()
+    return cam
 
 
 def random_distortion(rng: np.random.Generator, strength: float = 1.0) -> np.ndarray:
@@ -271,17 +335,21 @@ def random_camera(
     s = board_size(game)
     dist = random_distortion(rng) if distortion else None
     for _ in range(20):
-        cam = look_at_board(
-            game,
-            image_size=image_size,
-            height_units=s * rng.uniform(0.9, 1.6),
-            tilt_deg=rng.uniform(0.0, max_tilt_deg),
-            tilt_azimuth_deg=rng.uniform(0.0, 360.0),
-            rotation_deg=rng.uniform(-180.0, 180.0),
-            target_offset=tuple(rng.uniform(-0.03, 0.03, size=2) * s),  # type: ignore[arg-type]
-            margin=rng.uniform(0.04, 0.12),
-            distortion=dist,
-        )
+        try:
+            cam = look_at_board(
+                game,
+                image_size=image_size,
+                height_units=s * rng.uniform(0.9, 1.6),
+                tilt_deg=rng.uniform(0.0, max_tilt_deg),
+                tilt_azimuth_deg=rng.uniform(0.0, 360.0),
+                rotation_deg=rng.uniform(-180.0, 180.0),
+                target_offset=tuple(rng.uniform(-0.03, 0.03, size=2) * s),  # type: ignore[arg-type]
+                margin=rng.uniform(0.04, 0.12),
+                distortion=dist,
+            )
+        except ValueError:
+            dist = None if dist is None else dist * 0.5  # a wide view: a milder lens
+            continue
         cam = _jitter_principal_point(cam, rng)
         if _in_view(cam, _extent_points(game, markers=True), margin_px=4.0):
             return cam
@@ -369,6 +437,11 @@ def camera_for_target(
         tvec = -R @ centre + np.r_[rng.uniform(-0.25, 0.25, 2) * dist_units * (w, h) / (2 * f), 0]
         cam = SimCamera(K, np.zeros(5) if dist is None else dist, cv2.Rodrigues(R)[0].ravel(),
                         tvec, (w, h))
+        try:
+            cam.check_lens()
+        except ValueError:
+            dist = None if dist is None else dist * 0.5
+            continue
         if _in_view(cam, np.concatenate([corners, outline]), margin_px=0.03 * min(w, h)):
             return cam
     raise RuntimeError(f"camera_for_target: no pose keeps a {tw}x{th} target in view")

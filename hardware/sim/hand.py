@@ -68,22 +68,22 @@ def _capsule(u0: float, v0: float, u1: float, v1: float, r: float, n: int = 10) 
 
 
 def _hand_parts_mm(pose: HandPose) -> list[tuple[str, np.ndarray]]:
-    """Outlines in the local (u, v) frame, in mm, fingertip line at u = 0."""
+    """Outlines in the local (u, v) frame, in mm. The pose's point (u = 0) lies under the pads of
+    the index and middle fingers, whose tips reach a little beyond it, as when holding a piece."""
     s = pose.scale
     parts: list[tuple[str, np.ndarray]] = []
-    # palm: a rounded quadrilateral from the knuckles (u=70) to the wrist (u=165)
-    palm = _capsule(95 * s, 0, 150 * s, 0, 42 * s, 14)
+    palm = _capsule(100 * s, 0, 150 * s, 0, 42 * s, 14)
     parts.append(("palm", palm))
-    lengths = (62, 75, 72, 58)
+    lengths = (62, 78, 74, 58)  # little .. index finger
     offsets = (-27, -9, 9, 26)
+    converge = 0.45 + 0.55 * pose.spread
     for length, off in zip(lengths, offsets):
-        v_tip = off * s * (1 + pose.spread * 0.6)
-        u_tip = (75 - length) * s + abs(off) * 0.15 * s
-        parts.append(("finger", _capsule(u_tip + 8 * s, v_tip, 92 * s, off * s, 9 * s, 8)))
-    # thumb: out to the side
-    side = 1.0
-    parts.append(("finger", _capsule(95 * s, side * 30 * s, (60 - 25 * pose.spread) * s,
-                                     side * (55 + 25 * pose.spread) * s, 11 * s, 8)))
+        v_tip = off * s * converge
+        u_tip = (96 - length - 14) * s
+        parts.append(("finger", _capsule(u_tip, v_tip, 96 * s, off * s, 9 * s, 8)))
+    # thumb: from the side of the palm towards the fingertips (closer when pinching)
+    parts.append(("finger", _capsule(105 * s, 32 * s, (20 + 40 * pose.spread) * s,
+                                     (18 + 40 * pose.spread) * s, 11 * s, 8)))
     return parts
 
 
@@ -118,7 +118,7 @@ def _arm_outline_mm(pose: HandPose, camera: SimCamera, unit_mm: float) -> np.nda
         if camera.to_camera(p)[0, 2] < 0.25 * cam_h / unit_mm or -p[0, 2] * unit_mm > 0.8 * cam_h:
             break
         us.append(u)
-        q = camera.project(p)[0]
+        q = camera.project_clamped(p)[0]
         if q[0] < -0.3 * w or q[0] > 1.3 * w or q[1] < -0.3 * h or q[1] > 1.3 * h:
             break
     u_arr = np.array(us)
@@ -126,6 +126,34 @@ def _arm_outline_mm(pose: HandPose, camera: SimCamera, unit_mm: float) -> np.nda
     left = np.stack([u_arr, half], 1)
     right = np.stack([u_arr, -half], 1)[::-1]
     return np.concatenate([left, right])
+
+
+def _bbox(polys: list[np.ndarray], w: int, h: int, pad: int) -> tuple[int, int, int, int] | None:
+    pts = np.concatenate(polys)
+    x0 = int(np.clip(np.floor(pts[:, 0].min()) - pad, 0, w))
+    x1 = int(np.clip(np.ceil(pts[:, 0].max()) + pad + 1, 0, w))
+    y0 = int(np.clip(np.floor(pts[:, 1].min()) - pad, 0, h))
+    y1 = int(np.clip(np.ceil(pts[:, 1].max()) + pad + 1, 0, h))
+    return None if x1 <= x0 or y1 <= y0 else (x0, y0, x1, y1)
+
+
+def _soft_darken(image: np.ndarray, polys: list[np.ndarray], sigma: float, strength: float) -> None:
+    """Multiply `image` by 1 - strength * (blurred union of `polys`), at quarter resolution."""
+    h, w = image.shape[:2]
+    pad = int(3 * sigma) + 4
+    box = _bbox(polys, w, h, pad)
+    if box is None:
+        return
+    x0, y0, x1, y1 = box
+    q = 4
+    sw, sh = -(-(x1 - x0) // q), -(-(y1 - y0) // q)
+    small = np.zeros((sh, sw), np.uint8)
+    fixed = [np.round(((p - [x0, y0] + 0.5) / q - 0.5) * 16).astype(np.int32) for p in polys]
+    cv2.fillPoly(small, fixed, 255, cv2.LINE_AA, 4)
+    small = cv2.GaussianBlur(small, (0, 0), max(0.5, sigma / q))
+    soft = cv2.resize(small, (sw * q, sh * q), interpolation=cv2.INTER_LINEAR)[: y1 - y0, : x1 - x0]
+    region = image[y0:y1, x0:x1]
+    region *= (1.0 - (strength / 255.0) * soft.astype(np.float32))[..., None]
 
 
 def draw_hand(
@@ -137,14 +165,15 @@ def draw_hand(
     shadow: float = 0.35,
     light_dir: tuple[float, float] = (0.35, 0.25),
 ) -> np.ndarray:
-    """Draw the hand and its soft shadow onto float32 `image` in place; return its uint8 mask."""
+    """Draw the hand and its soft shadow onto float32 `image` in place; return its uint8 mask
+    (255 where the hand covers the image)."""
     h, w = image.shape[:2]
     parts = _hand_parts_mm(pose)
     arm = _arm_outline_mm(pose, camera, unit_mm)
     sleeve_from = 150 * pose.scale + 120
-    # shadow: every outline dropped onto the table along the light
+    # shadow: every outline dropped onto the table along the light, blurred with the height
     if shadow > 0:
-        smask = np.zeros((h, w), np.uint8)
+        shadow_polys = []
         for _, outline in [("arm", arm)] + parts:
             p = _to_world(outline, pose, unit_mm)
             height = -p[:, 2]
@@ -152,17 +181,13 @@ def draw_hand(
                          np.zeros(len(p))]
             if np.any(camera.to_camera(flat)[:, 2] <= 0):
                 continue
-            cv2.fillPoly(smask, [np.round(camera.project(flat) * 16).astype(np.int32)], 255,
-                         cv2.LINE_AA, 4)
-        sigma = max(2.0, 0.012 * w * (1 + pose.height_mm / 40))
-        soft = cv2.GaussianBlur(smask, (0, 0), sigma).astype(np.float32) / 255.0
-        image *= (1.0 - 0.8 * shadow * soft)[..., None]
-    mask = np.zeros((h, w), np.uint8)
+            shadow_polys.append(camera.project_clamped(flat))
+        if shadow_polys:
+            sigma = max(2.0, 0.012 * w * (1 + pose.height_mm / 40))
+            _soft_darken(image, shadow_polys, sigma, 0.8 * shadow)
     skin = np.asarray(pose.skin_bgr, np.float32)
-    layer8 = np.zeros((h, w, 3), np.uint8)
-    arm_split = arm[:, 0] > sleeve_from
     outlines: list[tuple[np.ndarray, np.ndarray]] = []
-    if pose.sleeve_bgr is not None and arm_split.any():
+    if pose.sleeve_bgr is not None and np.any(arm[:, 0] > sleeve_from):
         bare = arm.copy()
         bare[:, 0] = np.minimum(bare[:, 0], sleeve_from)
         sleeve = arm.copy()
@@ -172,16 +197,27 @@ def draw_hand(
         outlines.append((arm, skin * 0.95))
     for kind, outline in parts:
         outlines.append((outline, skin * (0.92 if kind == "finger" else 1.0)))
-    for outline, colour in outlines:
-        pts = camera.project(_to_world(outline, pose, unit_mm))
-        poly = [np.round(pts * 16).astype(np.int32)]
+    projected = [camera.project_clamped(_to_world(o, pose, unit_mm)) for o, _ in outlines]
+    mask = np.zeros((h, w), np.uint8)
+    box = _bbox(projected, w, h, 2)
+    if box is None:
+        return mask
+    x0, y0, x1, y1 = box
+    bw, bh = x1 - x0, y1 - y0
+    layer8 = np.zeros((bh, bw, 3), np.uint8)
+    sub = mask[y0:y1, x0:x1]
+    for pts, (_, colour) in zip(projected, outlines):
+        poly = [np.round((pts - [x0, y0]) * 16).astype(np.int32)]
         cv2.fillPoly(layer8, poly, tuple(int(c) for c in colour), cv2.LINE_AA, 4)
         cv2.polylines(layer8, poly, True, tuple(int(c * 0.8) for c in colour), 1, cv2.LINE_AA, 4)
-        cv2.fillPoly(mask, poly, 255, cv2.LINE_AA, 4)
-    # soft shading across the hand so it is not a flat sticker
-    a = (mask.astype(np.float32) / 255.0)[..., None]
-    shade = cv2.GaussianBlur(a[..., 0], (0, 0), max(3.0, 0.01 * w))[..., None]
-    layer = layer8.astype(np.float32) * (0.8 + 0.25 * shade)
-    image *= 1.0 - a
-    image += layer  # premultiplied: anti-aliased edges were blended with black
+        cv2.fillPoly(sub, poly, 255, cv2.LINE_AA, 4)
+    # soft shading: darker towards the hand's outline, so it is not a flat sticker
+    q = 4
+    small = cv2.resize(sub, (max(1, bw // q), max(1, bh // q)), interpolation=cv2.INTER_AREA)
+    small = cv2.GaussianBlur(small, (0, 0), max(1.0, 0.0025 * w))
+    shade = cv2.resize(small, (bw, bh), interpolation=cv2.INTER_LINEAR).astype(np.float32) / 255.0
+    a = sub.astype(np.float32) / 255.0
+    region = image[y0:y1, x0:x1]
+    region *= (1.0 - a)[..., None]
+    region += layer8.astype(np.float32) * (0.8 + 0.25 * shade)[..., None]
     return mask

@@ -36,7 +36,7 @@ class RenderOptions:
     hot_spot_xy: tuple[float, float] = (0.62, 0.38)
     hot_spot_strength: float = 0.12
     hot_spot_radius: float = 0.25
-    glare: float = 0.3
+    glare: float = 0.12
     colour_cast: tuple[float, float, float] = (0.97, 1.0, 1.03)
     noise_sigma: float = 2.0
     blur_sigma_px: float = 0.6
@@ -87,7 +87,7 @@ class RenderOptions:
             hot_spot_xy=(float(rng.uniform(0.15, 0.85)), float(rng.uniform(0.15, 0.85))),
             hot_spot_strength=float(rng.uniform(0.0, 0.3)),
             hot_spot_radius=float(rng.uniform(0.12, 0.4)),
-            glare=float(rng.uniform(0.0, 0.6)),
+            glare=float(rng.uniform(0.0, 0.35)),
             colour_cast=tuple(float(c) for c in cast),
             noise_sigma=float(rng.uniform(1.0, 4.5)),
             blur_sigma_px=float(rng.uniform(0.3, 1.1)),

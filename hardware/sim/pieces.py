@@ -45,8 +45,39 @@ class Cylinder:
         return np.array([self.x, self.y, self.z_base - self.thickness])
 
 
+#: OpenCV's anti-aliased polygon fill covers about 0.65 px more than the polygon all around
+#: (measured: area excess / perimeter = 0.654 +- 0.025 px); polygons are shrunk by as much
+#: so that the coverage, and hence sizes and centroids, come out unbiased.
+AA_DILATION_PX = 0.65
+
+
 def _fix(pts: np.ndarray) -> np.ndarray:
     return np.round(pts * (1 << _SHIFT)).astype(np.int32).reshape(-1, 1, 2)
+
+
+def shrink_convex(polys: np.ndarray, d: float = AA_DILATION_PX) -> np.ndarray:
+    """Move every vertex of convex polygons (k, m, 2) inwards by `d` px along its normal."""
+    polys = np.asarray(polys, np.float64)
+    single = polys.ndim == 2
+    if single:
+        polys = polys[None]
+    t = np.roll(polys, -1, axis=1) - np.roll(polys, 1, axis=1)
+    n = np.stack([t[..., 1], -t[..., 0]], axis=-1)
+    norm = np.linalg.norm(n, axis=-1, keepdims=True)
+    n = n / np.where(norm > 1e-12, norm, 1.0)
+    centre = polys.mean(axis=1, keepdims=True)
+    outward = np.sign(((polys - centre) * n).sum(axis=-1).sum(axis=-1))[:, None, None]
+    out = polys - d * n * np.where(outward == 0, 1.0, outward)
+    return out[0] if single else out
+
+
+def _fill(canvas: np.ndarray, alpha: np.ndarray | None, pts: np.ndarray, colour: object) -> None:
+    """Fill a convex polygon on the premultiplied layer and, identically, on its alpha: the two
+    must see the same anti-aliased 'over' blends to composite without halos."""
+    poly = [_fix(shrink_convex(pts))]
+    cv2.fillPoly(canvas, poly, colour, cv2.LINE_AA, _SHIFT)
+    if alpha is not None:
+        cv2.fillPoly(alpha, poly, 255, cv2.LINE_AA, _SHIFT)
 
 
 def circle_world(x: float, y: float, r: float, z: float) -> np.ndarray:
@@ -84,28 +115,34 @@ def draw_cylinders(
     lam_all = 0.75 + 0.35 * (seg_normal @ light_xy)
     for p, (bottom, top, dot, mid) in zip(pieces, px):
         hull = cv2.convexHull(np.concatenate([bottom, top]).astype(np.float32))[:, 0, :]
-        hull_i = [_fix(hull)]
-        cv2.fillPoly(canvas, hull_i, p.side_lower_bgr, aa, _SHIFT)
-        if alpha is not None:
-            cv2.fillPoly(alpha, hull_i, 255, aa, _SHIFT)
-        # camera-facing strips of the side (upper and lower half), shaded by the light
+        _fill(canvas, alpha, hull, p.side_upper_bgr)
+        # camera-facing strips of the side (upper and lower half), shaded by the light; strips
+        # thinner than the anti-aliasing can draw faithfully are left to the hull's colour
         to_cam = cam_c[:2] - np.array([p.x, p.y])
-        facing = normals[seg] @ to_cam > -0.2 * np.linalg.norm(to_cam)
-        upper_cols = np.clip(np.outer(lam_all, p.side_upper_bgr), 0, 255).astype(int).tolist()
-        lower_cols = np.clip(np.outer(lam_all, p.side_lower_bgr), 0, 255).astype(int).tolist()
-        fb, ft, fm = _fix(bottom), _fix(top), _fix(mid)
-        for k in np.flatnonzero(facing):
-            i = seg[k]
-            idx = [(i + d) % _N_EDGE for d in range(step + 1)]
-            lower = np.concatenate([fb[idx], fm[idx[::-1]]])
-            upper = np.concatenate([fm[idx], ft[idx[::-1]]])
-            cv2.fillPoly(canvas, [lower], lower_cols[k], aa, _SHIFT)
-            cv2.fillPoly(canvas, [upper], upper_cols[k], aa, _SHIFT)
-        cv2.fillPoly(canvas, [ft], p.top_bgr, aa, _SHIFT)
+        half_px = np.linalg.norm(top[seg] - mid[seg], axis=1)
+        facing = np.flatnonzero((normals[seg] @ to_cam > -0.2 * np.linalg.norm(to_cam))
+                                & (half_px > 3 * AA_DILATION_PX))
+        if facing.size:
+            upper_cols = np.clip(np.outer(lam_all, p.side_upper_bgr), 0, 255).astype(int).tolist()
+            lower_cols = np.clip(np.outer(lam_all, p.side_lower_bgr), 0, 255).astype(int).tolist()
+            idx = (seg[facing][:, None] + np.arange(step + 1)[None, :]) % _N_EDGE  # (k, step+1)
+            lower = np.concatenate([bottom[idx], mid[idx[:, ::-1]]], axis=1)
+            upper = np.concatenate([mid[idx], top[idx[:, ::-1]]], axis=1)
+            lower_f = np.round(shrink_convex(lower) * (1 << _SHIFT)).astype(np.int32)
+            upper_f = np.round(shrink_convex(upper) * (1 << _SHIFT)).astype(np.int32)
+            for j, k in enumerate(facing):
+                cv2.fillPoly(canvas, [lower_f[j]], lower_cols[k], aa, _SHIFT)
+                cv2.fillPoly(canvas, [upper_f[j]], upper_cols[k], aa, _SHIFT)
+                if alpha is not None:
+                    cv2.fillPoly(alpha, [lower_f[j], upper_f[j]], 255, aa, _SHIFT)
+        _fill(canvas, alpha, top, p.top_bgr)
         if p.rim_bgr is not None:
-            cv2.polylines(canvas, [ft], True, p.rim_bgr, 1, aa, _SHIFT)
+            rim = [_fix(shrink_convex(top, 0.5))]
+            cv2.polylines(canvas, rim, True, p.rim_bgr, 1, aa, _SHIFT)
+            if alpha is not None:
+                cv2.polylines(alpha, rim, True, 255, 1, aa, _SHIFT)
         if p.dot_radius > 0:
-            cv2.fillPoly(canvas, [_fix(dot)], p.dot_bgr, aa, _SHIFT)
+            _fill(canvas, alpha, dot, p.dot_bgr)
 
 
 def shadow_polygons_world(pieces: list[Cylinder], light_dir: tuple[float, float]) -> list[np.ndarray]:

@@ -15,8 +15,9 @@ import cv2
 import numpy as np
 
 from hardware.sim.layout import (
-    CUT_CELLS, DITION_INNER, DITION_LINE_WIDTH, DITION_SIZE, DOMINATION_LINE_WIDTH, FILES,
-    MARKER_QUIET_ZONE, MARKERS, PLATE_EXTENT, check_game,
+    CUT_CELLS, DITION_INNER, DITION_LINE_WIDTH, DITION_SIZE, DITION_UNIT_MM,
+    DOMINATION_LINE_WIDTH, DOMINATION_SIZE, DOMINATION_UNIT_MM, FILES, MARKER_QUIET_ZONE, MARKERS,
+    PLATE_EXTENT, check_game,
 )
 
 #: BGR colours of the kit
@@ -31,7 +32,7 @@ MARKER_BLACK_BGR = (22, 22, 22)
 
 @dataclass(frozen=True)
 class Texture:
-    """A BGR float32 image covering board rectangle `origin` + shape / ppu."""
+    """A BGR image (uint8 or float32) covering board rectangle `origin` + shape / ppu."""
 
     image: np.ndarray
     origin: tuple[float, float]
@@ -161,24 +162,57 @@ def plate_texture(game: str, ppu: float, markers: bool, textured: bool) -> Textu
         rng = np.random.default_rng(7)  # fixed: the same printed sheet in every frame
         img *= _mottle(img.shape[:2], rng, scale_px=ppu * 0.6, amp=0.015)[..., None]
         img *= _mottle(img.shape[:2], rng, scale_px=ppu * 4.0, amp=0.02)[..., None]
-    np.clip(img, 0, 255, out=img)
-    return Texture(img, p.origin, ppu)
+    return Texture(np.clip(img + 0.5, 0, 255).astype(np.uint8), p.origin, ppu)
 
 
-@lru_cache(maxsize=2)
-def table_texture(textured: bool, ppu: float = 8.0, half_size_units: float = 80.0) -> Texture:
-    """A wooden table around the board (low resolution: it has no fine detail)."""
-    n = int(2 * half_size_units * ppu)
+#: largest side of a plate texture (texels): beyond it a texel is allowed to cover a little more
+#: than a canvas pixel (bilinear sampling stays unbiased, only slightly softer)
+MAX_TEXTURE_PX = 4096
+
+
+def plate_ppu_cap(game: str) -> float:
+    x0, y0, x1, y1 = PLATE_EXTENT[check_game(game)]
+    return MAX_TEXTURE_PX / max(x1 - x0, y1 - y0)
+
+
+#: the table: its size and resolution are physical, whatever the game's unit
+TABLE_SIZE_MM = 2400.0
+TABLE_PX_PER_MM = 0.75
+TABLE_DARK_BGR = (34, 58, 92)
+
+
+@lru_cache(maxsize=4)
+def table_texture(game: str, textured: bool) -> Texture:
+    """A wooden table (planks with grain) centred under the board, in board units."""
+    check_game(game)
+    n = int(TABLE_SIZE_MM * TABLE_PX_PER_MM)
+    light = np.asarray(TABLE_BGR, np.float32)
     img = np.empty((n, n, 3), np.float32)
-    img[:] = TABLE_BGR
+    img[:] = light
     if textured:
         rng = np.random.default_rng(11)
-        # grain: noise stretched along x, plus slow variation of the wood's tone
-        grain = rng.normal(0, 1, (n // 2, max(2, n // 40))).astype(np.float32)
-        grain = cv2.resize(grain, (n, n), interpolation=cv2.INTER_CUBIC)
-        tone = cv2.resize(rng.normal(0, 1, (6, 6)).astype(np.float32), (n, n),
-                          interpolation=cv2.INTER_CUBIC)
-        img *= (1.0 + 0.06 * grain + 0.05 * tone)[..., None]
-        np.clip(img, 0, 255, out=img)
-    origin = (DITION_SIZE / 2 - half_size_units, DITION_SIZE / 2 - half_size_units)
-    return Texture(img, origin, ppu)
+        mm = (np.arange(n, dtype=np.float32) + 0.5) / TABLE_PX_PER_MM
+        # planks along x, ~140 mm wide, each with its own tone and grain phase
+        plank_w = 140.0
+        plank = np.floor(mm / plank_w).astype(int)
+        n_planks = int(plank.max()) + 1
+        tone = rng.normal(0.0, 0.06, n_planks).astype(np.float32)
+        phase = rng.uniform(0, 50, n_planks).astype(np.float32)
+        warp = cv2.resize(rng.normal(0, 1, (24, 24)).astype(np.float32), (n, n),
+                          interpolation=cv2.INTER_CUBIC) * 9.0
+        yy = mm[:, None] + warp + phase[plank][:, None]
+        grain = 0.5 + 0.5 * np.sin(2 * np.pi * yy / 11.0) ** 3
+        streak = cv2.resize(rng.normal(0, 1, (n, max(2, n // 60))).astype(np.float32), (n, n),
+                            interpolation=cv2.INTER_LINEAR)
+        mix = np.clip(0.45 * grain + 0.12 * streak + tone[plank][:, None] + 0.2, 0, 1)
+        dark = np.asarray(TABLE_DARK_BGR, np.float32)
+        img = light + (dark - light) * mix[..., None]
+        # the gaps between planks
+        gap = np.abs(mm - (plank + 0.5) * plank_w) > plank_w / 2 - 0.8
+        img[gap] *= 0.6
+    unit = DITION_UNIT_MM if game == "dition" else DOMINATION_UNIT_MM
+    ppu = TABLE_PX_PER_MM * unit
+    centre = DITION_SIZE / 2 if game == "dition" else DOMINATION_SIZE / 2
+    half_units = TABLE_SIZE_MM / 2 / unit
+    tex = np.clip(img + 0.5, 0, 255).astype(np.uint8)
+    return Texture(tex, (centre - half_units, centre - half_units), ppu)

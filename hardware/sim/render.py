@@ -27,7 +27,7 @@ from hardware.sim.layout import (
 )
 from hardware.sim.options import RenderOptions
 from hardware.sim.pieces import Cylinder, depth_order, draw_cylinders, shadow_polygons_world
-from hardware.sim.plate import Texture, plate_texture, table_texture
+from hardware.sim.plate import Texture, plate_ppu_cap, plate_texture, table_texture
 from hardware.sim.warp import warp_texture
 
 DISC_COLOURS = ("black", "white")
@@ -159,13 +159,13 @@ def _background(game: str, camera: SimCamera, options: RenderOptions) -> np.ndar
     ss = options.supersample
     w, h = camera.image_size
     table = np.empty((h, w, 3), np.uint8)
-    warp_texture(table, camera, table_texture(options.table_texture), border_transparent=False)
+    warp_texture(table, camera, table_texture(game, options.table_texture), border_transparent=False)
     if ss == 1:
         canvas = table
     else:
         canvas = cv2.resize(table, (w * ss, h * ss), interpolation=cv2.INTER_NEAREST)
     cam_ss = camera.scaled(ss)
-    ppu = _texture_ppu(_px_per_unit(cam_ss, game))
+    ppu = min(_texture_ppu(_px_per_unit(cam_ss, game)), round(plate_ppu_cap(game), 3))
     plate: Texture = plate_texture(game, ppu, options.markers, options.table_texture)
     warp_texture(canvas, cam_ss, plate)
     small = canvas if ss == 1 else cv2.resize(canvas, (w, h), interpolation=cv2.INTER_AREA)
@@ -402,7 +402,8 @@ def render_planar_target(
     w, h = cam_ss.image_size
     canvas = np.empty((h, w, 3), np.uint8)
     if table:
-        warp_texture(canvas, cam_ss, table_texture(options.table_texture), border_transparent=False)
+        warp_texture(canvas, cam_ss, table_texture("dition", options.table_texture),
+                     border_transparent=False)
     else:
         canvas[:] = 90
     # an image pyramid level close to the canvas scale keeps the warp alias-free

@@ -4,15 +4,45 @@ from __future__ import annotations
 
 from pathlib import Path
 
+SYS_VIDEO4LINUX = Path("/sys/class/video4linux")
+
 
 def video_devices() -> list[str]:
-    """The V4L2 capture nodes (/dev/video*), naturally sorted."""
+    """The V4L2 nodes (/dev/video*), naturally sorted (webcams, but also a Pi's ISP and codecs)."""
     from hardware.sources.folder import natural_key
 
     dev = Path("/dev")
     if not dev.is_dir():
         return []
     return sorted((str(p) for p in dev.glob("video*")), key=natural_key)
+
+
+def webcam_devices(sys_root: Path = SYS_VIDEO4LINUX) -> list[tuple[int, str]]:
+    """(N, name) of each USB webcam's capture node /dev/videoN, from sysfs.
+
+    A USB (UVC) camera's node has `device/driver` -> `uvcvideo`; of its nodes the capture one has
+    `index` 0 (the others carry metadata). The Pi's own nodes (unicam, rp1-cfe, the ISP, codecs)
+    are not webcams and are left out.
+    """
+    from hardware.sources.folder import natural_key
+
+    found = []
+    if not sys_root.is_dir():
+        return found
+    for node in sorted(sys_root.glob("video*"), key=lambda p: natural_key(p.name)):
+        number = node.name.removeprefix("video")
+        if not number.isdigit():
+            continue
+        driver = node / "device" / "driver"
+        try:
+            driver_name = driver.resolve().name if driver.exists() else ""
+            index = (node / "index").read_text().strip() if (node / "index").exists() else "0"
+            name = (node / "name").read_text().strip() if (node / "name").exists() else "?"
+        except OSError:
+            continue
+        if driver_name == "uvcvideo" and index == "0":
+            found.append((int(number), name))
+    return found
 
 
 def builtin_availability() -> list[tuple[str, bool, str]]:
@@ -24,9 +54,16 @@ def builtin_availability() -> list[tuple[str, bool, str]]:
     rows.append(("picamera2", importable and bool(cameras), detail))
 
     devices = video_devices()
-    if devices:
-        names = ", ".join(f"webcam:{d.removeprefix('/dev/video')} ({d})" for d in devices)
-        rows.append(("webcam", True, names))
+    webcams = webcam_devices()
+    others = len(devices) - len(webcams)
+    if webcams:
+        names = ", ".join(f"webcam:{n} ({name})" for n, name in webcams)
+        rows.append(("webcam", True, names + (f"; {others} other video nodes" if others > 0
+                                               else "")))
+    elif devices:
+        detail = (f"no USB webcam; {len(devices)} video nodes that are not UVC cameras "
+                  "(the Pi's camera/ISP/codec nodes?)")
+        rows.append(("webcam", False, detail))
     else:
         rows.append(("webcam", False, "no /dev/video* devices (no USB camera plugged in)"))
 

@@ -15,7 +15,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from hardware.errors import CorruptFrameError, EndOfStream, SourceOptionError, SourceUnavailableError
+from hardware.errors import (
+    CorruptFrameError,
+    EndOfStream,
+    SourceOptionError,
+    SourceUnavailableError,
+)
 from hardware.source import BgrImage, Frame, SourceBase, check_bgr_image
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".ppm",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hardware.errors import (
@@ -52,6 +52,8 @@ FALLBACK_SIZE = (1640, 1232)
 
 #: libcamera's AfModeEnum values (controls.AfModeEnum.Manual == 0)
 AF_MODE_MANUAL = 0
+#: libcamera's AeStateEnum.Converged
+AE_STATE_CONVERGED = 2
 
 LOCKED_CONTROL_NAMES = ("ExposureTime", "AnalogueGain", "ColourGains")
 
@@ -82,7 +84,7 @@ class Picamera2Params:
 
 def _import_picamera2() -> type:
     try:
-        from picamera2 import Picamera2  # noqa: PLC0415 - only on a Pi
+        from picamera2 import Picamera2
     except ModuleNotFoundError as exc:
         missing = exc.name or "picamera2"
         raise MissingBackendError(
@@ -90,6 +92,11 @@ def _import_picamera2() -> type:
         ) from exc
     except ImportError as exc:  # libcamera present but broken / mismatched
         raise MissingBackendError(f"picamera2: cannot import picamera2 ({exc}); {INSTALL_HINT}") from exc
+    except ValueError as exc:  # "numpy.dtype size changed": apt's simplejpeg vs pip's numpy 2
+        raise MissingBackendError(
+            f"picamera2: importing it failed ({exc}); the venv's numpy does not match the "
+            "simplejpeg from apt: run `.venv/bin/pip install --force-reinstall simplejpeg`"
+        ) from exc
     return Picamera2
 
 
@@ -107,7 +114,9 @@ def is_settled(history: list[Mapping[str, Any]], window: int, tolerance: float) 
     if len(history) < window:
         return False
     recent = history[-window:]
-    if all(m.get("AeLocked") is True for m in recent[-2:]):
+    # libcamera reports convergence as "AeLocked" (older) or "AeState" == Converged (2, newer)
+    if all(m.get("AeLocked") is True or m.get("AeState") == AE_STATE_CONVERGED
+           for m in recent[-2:]):
         values = [_lux_product(m) for m in recent[-2:]]
     else:
         values = [_lux_product(m) for m in recent]
@@ -131,14 +140,12 @@ class Picamera2Source(SourceBase):
         lens_position_dioptres: float | None = None,
         picamera2_class: type | None = None,
     ) -> None:
-        if size is not None or controls is not None or lens_position_dioptres is not None:
-            params = Picamera2Params(
-                **{**params.__dict__,
-                   **({"size": tuple(size)} if size is not None else {}),
-                   **({"controls": dict(controls)} if controls is not None else {}),
-                   **({"lens_position_dioptres": lens_position_dioptres}
-                      if lens_position_dioptres is not None else {})}
-            )
+        if size is not None:
+            params = replace(params, size=(int(size[0]), int(size[1])))
+        if controls is not None:
+            params = replace(params, controls=dict(controls))
+        if lens_position_dioptres is not None:
+            params = replace(params, lens_position_dioptres=float(lens_position_dioptres))
         self.params = params
         self.name = f"picamera2:{camera_num}"
         cls = picamera2_class if picamera2_class is not None else _import_picamera2()
@@ -160,8 +167,9 @@ class Picamera2Source(SourceBase):
             raise NoCameraError(f"picamera2: no camera {camera_num}") from exc
         except RuntimeError as exc:
             raise CameraBusyError(
-                f"picamera2: camera {camera_num} ({self.model}) is busy - another program holds "
-                f"it (a second `referee serve`? rpicam-*? stop it and retry) [{exc}]"
+                f"picamera2: camera {camera_num} ({self.model}) is busy or failed to start - "
+                "another program may hold it (a second `referee serve`, the systemd service, "
+                f"rpicam-*?): stop it and retry [{exc}]"
             ) from exc
         self._grabber: LatestFrameGrabber | None = None
         self._locked: dict[str, Any] = {}
@@ -169,21 +177,21 @@ class Picamera2Source(SourceBase):
         try:
             self._start()
         except BaseException:
-            self._close_camera()
+            self.close()
             raise
 
     @staticmethod
-    def _camera_info(cls: type) -> list[dict[str, Any]]:
+    def _camera_info(picamera2_class: type) -> list[dict[str, Any]]:
         try:
-            return list(cls.global_camera_info())
-        except Exception as exc:  # noqa: BLE001 - libcamera could not enumerate
+            return list(picamera2_class.global_camera_info())
+        except Exception as exc:
             raise NoCameraError(f"picamera2: cannot list cameras: {exc}") from exc
 
     # --- opening ------------------------------------------------------------------------------
     def _start(self) -> None:
         params = self.params
-        size = params.size or DEFAULT_SIZES.get(self.model.removesuffix("_wide").removesuffix(
-            "_noir"), FALLBACK_SIZE)
+        # "imx708_wide_noir" is an imx708 behind another lens: same sensor modes
+        size = params.size or DEFAULT_SIZES.get(self.model.split("_")[0], FALLBACK_SIZE)
         available = self._camera.camera_controls
         start_controls: dict[str, Any] = {}
         if "FrameDurationLimits" in available:
@@ -194,7 +202,9 @@ class Picamera2Source(SourceBase):
             controls=start_controls,
         )
         self._camera.configure(config)
-        self.size: tuple[int, int] = tuple(config["main"]["size"])  # type: ignore[assignment]
+        # libcamera may adjust the size while validating: take the one it settled on
+        configured = self._camera.camera_configuration() or config
+        self.size: tuple[int, int] = tuple(configured["main"]["size"])  # type: ignore[assignment]
         focus: dict[str, Any] = {}
         if params.lens_position_dioptres is not None:
             if "AfMode" not in available or "LensPosition" not in available:
@@ -270,7 +280,7 @@ class Picamera2Source(SourceBase):
             if name not in available:
                 continue
             if name == "ExposureTime":
-                value = int(round(float(value)))
+                value = round(float(value))
             elif name in ("AnalogueGain", "LensPosition"):
                 value = float(value)
             elif name == "ColourGains":
@@ -343,5 +353,11 @@ def describe_cameras(picamera2_class: type | None = None) -> tuple[bool, str, li
     return True, names, cameras
 
 
-__all__ = ["Picamera2Params", "Picamera2Source", "describe_cameras", "is_settled", "INSTALL_HINT",
-           "DEFAULT_SIZES"]
+__all__ = [
+    "DEFAULT_SIZES",
+    "INSTALL_HINT",
+    "Picamera2Params",
+    "Picamera2Source",
+    "describe_cameras",
+    "is_settled",
+]

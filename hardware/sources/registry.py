@@ -1,10 +1,11 @@
 """`open_source(spec, **options)`: pick a frame source by its spec, importing it only then.
 
 Specs (first match wins):
-1. `KIND:REST` where KIND was registered with `register_source` (e.g. the referee registers
-   `sim` for `sim:dition[:SEED]`): `factory(REST, **options)`.
-2. `picamera2` / `picamera2:N` - the Raspberry Pi camera N (default 0).
-3. `webcam` / `webcam:N` - /dev/videoN (default 0).
+1. `KIND` or `KIND:...` where KIND was registered with `register_source` (the referee registers
+   `sim` for `sim:dition[:SEED]`): `factory(spec, **options)` with the whole spec.
+2. `picamera2` / `picamera2:N` - the Raspberry Pi camera N (default 0); options after `?`:
+   `size=WxH`, `lens_position=DIOPTRES` (manual focus, 1 / distance in m; Camera Module 3).
+3. `webcam` / `webcam:N` - /dev/videoN (default 0); options `size=WxH`, `fps=N`.
 4. `http://`, `https://`, `rtsp://`, `rtsps://` URLs - network streams via FFmpeg.
 5. a path, optionally followed by `?key=value&...` options (`frames/?fps=2`):
    a folder of images, an image file, or any other file read as a video.
@@ -58,7 +59,7 @@ def register_source(
     description: str,
     available: Callable[[], tuple[bool, str]] | None = None,
 ) -> None:
-    """Make `KIND:REST` specs open with `factory(REST, **options)` (REST may be "").
+    """Make `KIND` and `KIND:...` specs open with `factory(spec, **options)` (the whole spec).
 
     `available()` (optional) returns (usable on this machine, detail) for `referee sources`.
     Registering a kind again replaces it; built-in kinds cannot be replaced.
@@ -94,24 +95,44 @@ def _parse_bool(key: str, text: str) -> bool:
     raise SourceOptionError(f"option {key}={text!r}: expected true/false")
 
 
-def _parse_query(spec: str, query: str) -> dict[str, Any]:
-    """`fps=2&loop=1` -> {"fps": 2.0, "loop": True}; only the path options are accepted."""
+def _parse_size(key: str, text: str) -> tuple[int, int]:
+    width, sep, height = text.lower().partition("x")
+    if not sep or not width.isdigit() or not height.isdigit():
+        raise SourceOptionError(f"option {key}={text!r}: expected WIDTHxHEIGHT, e.g. 1280x720")
+    return int(width), int(height)
+
+
+def _parse_float(key: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise SourceOptionError(f"option {key}={text!r} is not a number") from None
+
+
+#: options a spec may carry after `?`, per kind: spec key -> (keyword argument, parser)
+_QUERY_OPTIONS: dict[str, dict[str, tuple[str, Callable[[str, str], Any]]]] = {
+    "path": {"fps": ("fps", _parse_float), "loop": ("loop", _parse_bool),
+             "realtime": ("realtime", _parse_bool)},
+    "picamera2": {"size": ("size", _parse_size),
+                  "lens_position": ("lens_position_dioptres", _parse_float)},
+    "webcam": {"size": ("size", _parse_size), "fps": ("fps", _parse_float)},
+}
+
+
+def _parse_query(spec: str, query: str, kind: str = "path") -> dict[str, Any]:
+    """`fps=2&loop=1` -> {"fps": 2.0, "loop": True}, with the keys `kind` accepts."""
+    accepted = _QUERY_OPTIONS[kind]
     options: dict[str, Any] = {}
     for part in filter(None, query.split("&")):
         key, sep, value = part.partition("=")
         if not sep:
             raise SourceOptionError(f"{spec!r}: option {part!r} needs a value (key=value)")
-        if key == "fps":
-            try:
-                options["fps"] = float(value)
-            except ValueError:
-                raise SourceOptionError(f"{spec!r}: fps={value!r} is not a number") from None
-        elif key in ("loop", "realtime"):
-            options[key] = _parse_bool(key, value)
-        else:
+        if key not in accepted:
             raise SourceOptionError(
-                f"{spec!r}: unknown option {key!r} (path options: fps, loop, realtime)"
+                f"{spec!r}: unknown option {key!r} ({kind} options: {', '.join(accepted)})"
             )
+        name, parse = accepted[key]
+        options[name] = parse(key, value)
     return options
 
 
@@ -149,8 +170,13 @@ def open_source(spec: str, **options: Any) -> FrameSource:
     with _registry_lock:
         registered = _registry.get(head) if colon or spec in _registry else None
     if registered is not None:
-        return registered.factory(rest, **options)
+        return registered.factory(spec, **options)
 
+    camera_kind = head.partition("?")[0]
+    if camera_kind in ("picamera2", "webcam"):
+        base, _, query = spec.partition("?")
+        head, _, rest = base.partition(":")
+        options = {**_parse_query(spec, query, camera_kind), **options}
     if head == "picamera2":
         from hardware.sources.picamera2_source import Picamera2Source
 
@@ -169,8 +195,9 @@ def open_source(spec: str, **options: Any) -> FrameSource:
             {"open_timeout_s", "read_timeout_s", "realtime", "loop", "live"}), **options)
 
     path_text, _, query = spec.partition("?")
-    if path_text.startswith("file://"):
-        path_text = path_text[len("file://"):]
+    if Path(spec).expanduser().exists():  # a file whose name has a "?" in it
+        path_text, query = spec, ""
+    path_text = path_text.removeprefix("file://")
     merged = {**_parse_query(spec, query), **options}
     path = Path(path_text).expanduser()
     if path.is_dir():
@@ -227,5 +254,12 @@ def available_sources() -> list[tuple[str, bool, str]]:
     return rows
 
 
-__all__ = ["open_source", "register_source", "unregister_source", "available_sources",
-           "known_kinds", "registered_kinds", "BUILTIN_KINDS"]
+__all__ = [
+    "BUILTIN_KINDS",
+    "available_sources",
+    "known_kinds",
+    "open_source",
+    "register_source",
+    "registered_kinds",
+    "unregister_source",
+]

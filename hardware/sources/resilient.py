@@ -4,12 +4,13 @@
 working source stops (`SourceLostError`), it reports state "lost", closes what is left, and
 reopens with backoff (0.5, 1, 2, 5, 5, ... s) until it works, then reports "ok" again. Corrupt
 frames (`CorruptFrameError`, or an image that is None, empty, not (H, W, 3) uint8, or not the size
-of the frames before it) are skipped and counted. `EndOfStream` passes through: a finished
+of the frames before it since the source was opened) are skipped and counted. `EndOfStream` passes through: a finished
 recording is not a failure. Frames get a new `index` that keeps increasing across reconnects (the
 source's own is kept in `meta["source_index"]`).
 
-`on_state(state, detail)` is called on every change: state is "ok" or "lost", detail a sentence
-for the page ("webcam:0: the device stopped delivering frames").
+`on_state(state, detail)` is called on every change: state is "ok", "lost" or (after `close()`)
+"closed"; detail is a sentence for the page ("webcam:0: no frame (device unplugged or stream
+dropped)"). `stats()["last_error"]` keeps the latest failure even when the state did not change.
 """
 
 from __future__ import annotations
@@ -78,13 +79,19 @@ class ResilientSource(SourceBase):
             "last_error": self.last_error,
         }
 
+    @property
+    def source(self) -> FrameSource | None:
+        """The source currently open (None while lost), e.g. for its `locked_controls()`."""
+        return self._source
+
     # --- opening ------------------------------------------------------------------------------
     def _drop_source(self) -> None:
+        self._shape = None  # a reopened source may come back at another size
         source, self._source = self._source, None
         if source is not None:
             try:
                 source.close()
-            except Exception:  # noqa: BLE001 - a broken source may fail to close; it is gone
+            except Exception:  # noqa: BLE001, S110 - a broken source may fail to close; it is gone
                 pass
 
     def _connect(self) -> FrameSource:

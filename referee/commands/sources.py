@@ -5,7 +5,8 @@
     referee sources --try SPEC [--frames N]   # open SPEC, read N frames, report size and rate
 
 The JSON object: {"sources": [{"kind", "available", "detail"}, ...], "picamera2": {"importable",
-"cameras": [...]}, "video_devices": ["/dev/video0", ...], "opencv": "5.0.0", "ffmpeg": true,
+"cameras": [...]}, "video_devices": ["/dev/video0", ...], "webcams": [{"index", "name"}],
+"opencv": "5.0.0", "ffmpeg": true,
 "registered": {"sim": "..."}, "try": null | {"spec", "ok", "frames", "corrupt", "size", "fps",
 "error"}}. Exit code 0, or 1 when `--try` failed.
 """
@@ -20,36 +21,16 @@ from typing import Any
 
 
 def register_sim_source() -> None:
-    """Register `sim:dition[:SEED]` / `sim:domination[:SEED]` (the scripted simulated table).
+    """Make `sim:dition[:SEED]` / `sim:domination[:SEED]` known to `hardware.open_source`.
 
     hardware/ may not import the rules engines that script the match, so the referee registers it.
     """
-    from hardware import register_source
     from hardware.sources.registry import registered_kinds
 
-    if "sim" in registered_kinds():
-        return
+    if "sim" not in registered_kinds():
+        from referee.sources import register_sim
 
-    def open_sim(rest: str, **options: Any) -> Any:
-        from hardware.errors import UnknownSourceError
-        from referee.simtable import scripted_table
-
-        game, _, seed_text = rest.partition(":")
-        if game not in ("dition", "domination"):
-            raise UnknownSourceError(
-                f"sim:{rest}: expected sim:dition[:SEED] or sim:domination[:SEED]"
-            )
-        try:
-            seed = int(seed_text) if seed_text else 1
-        except ValueError:
-            raise UnknownSourceError(f"sim:{rest}: the seed must be an integer") from None
-        return scripted_table(game, seed, **options)
-
-    register_source(
-        "sim", open_sim,
-        description="sim:dition[:SEED], sim:domination[:SEED] - the simulated table playing a match",
-        available=lambda: (True, "sim:dition[:SEED], sim:domination[:SEED] (always)"),
-    )
+        register_sim()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -103,19 +84,20 @@ def _try_source(spec: str, frames: int, timeout_s: float) -> dict[str, Any]:
 
 
 def _collect() -> dict[str, Any]:
+    import cv2
+
     from hardware import available_sources
-    from hardware.sources.availability import video_devices
+    from hardware.sources.availability import video_devices, webcam_devices
     from hardware.sources.opencv_source import ffmpeg_available
     from hardware.sources.picamera2_source import describe_cameras
     from hardware.sources.registry import registered_kinds
-
-    import cv2
 
     importable, _, cameras = describe_cameras()
     return {
         "sources": [{"kind": k, "available": ok, "detail": d} for k, ok, d in available_sources()],
         "picamera2": {"importable": importable, "cameras": cameras},
         "video_devices": video_devices(),
+        "webcams": [{"index": n, "name": name} for n, name in webcam_devices()],
         "opencv": cv2.__version__,
         "ffmpeg": ffmpeg_available(),
         "registered": registered_kinds(),

@@ -51,7 +51,7 @@ def judge_object(obj: Any) -> dict[str, Any]:
         answer = judge(obj)
     except ValueError as exc:  # malformed request: the game module names the problem
         return {"error": str(exc)}
-    except Exception as exc:  # a bug must not stop the stream: report it and go on
+    except Exception as exc:  # noqa: BLE001 - a bug must not stop the stream: report, go on
         traceback.print_exc(file=sys.stderr)
         return {"error": f"internal error judging this line: {type(exc).__name__}: {exc}"}
     return answer

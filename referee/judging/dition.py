@@ -39,7 +39,7 @@ def _number(value: Any, where: str) -> float:
 
 def _colour(value: Any, where: str) -> rd.Colour:
     if value not in ("black", "white"):
-        raise JudgeInputError(f"{where} must be \"black\" or \"white\", got {value!r}")
+        raise JudgeInputError(f'{where} must be "black" or "white", got {value!r}')
     return rd.Colour(value)
 
 
@@ -51,7 +51,7 @@ def _field(obj: Mapping[str, Any], name: str, where: str = "") -> Any:
 
 def _point(raw: Any, where: str) -> tuple[float, float]:
     if not isinstance(raw, Mapping):
-        raise JudgeInputError(f"'{where}' must be an object {{\"x\": .., \"y\": ..}}, got {raw!r}")
+        raise JudgeInputError(f'\'{where}\' must be an object {{"x": .., "y": ..}}, got {raw!r}')
     return (
         _number(_field(raw, "x", f"{where}."), f"'{where}.x'"),
         _number(_field(raw, "y", f"{where}."), f"'{where}.y'"),
@@ -66,7 +66,9 @@ def position_from_request(obj: Mapping[str, Any]) -> rd.Position:
     discs = []
     for i, raw in enumerate(raw_discs):
         x, y = _point(raw, f"discs[{i}]")
-        discs.append(rd.Disc(x, y, _colour(_field(raw, "colour", f"discs[{i}]."), f"'discs[{i}].colour'")))
+        discs.append(
+            rd.Disc(x, y, _colour(_field(raw, "colour", f"discs[{i}]."), f"'discs[{i}].colour'"))
+        )
     to_move = _colour(_field(obj, "to_move"), "'to_move'")
     move_number = obj.get("move_number", 1)
     if isinstance(move_number, bool) or not isinstance(move_number, int) or move_number < 1:

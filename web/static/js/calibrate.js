@@ -7,6 +7,7 @@ const CORNER_NAMES = {
   domination: ["next to a8", "next to h8", "next to h1", "next to a1"],
 };
 let corners = [];
+let currentCorners = null;  // what the referee uses now (state.board.corners_px)
 let frameUrl = null;
 
 function game() { return $("cal-game").value; }
@@ -18,6 +19,9 @@ function drawMarks() {
   svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
   const r = Math.max(w, h) / 90;
   let html = "";
+  if (currentCorners && currentCorners.length === 4) {
+    html += `<polygon class="current" points="${currentCorners.map((p) => p.join(",")).join(" ")}" stroke-width="${r / 4}"/>`;
+  }
   if (corners.length >= 3) html += `<polygon points="${corners.map((p) => p.join(",")).join(" ")}" stroke-width="${r / 4}"/>`;
   corners.forEach(([x, y], i) => {
     html += `<circle cx="${x}" cy="${y}" r="${r}" stroke-width="${r / 3}"/>` +
@@ -72,6 +76,7 @@ async function refreshCheck() {
   const state = await getJSON("/api/state");
   if (state.game) $("cal-game").value = state.game;
   showCheck(state.calibration || null);
+  currentCorners = state.board && state.board.corners_px ? state.board.corners_px : null;
   drawMarks();
 }
 

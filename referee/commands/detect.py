@@ -1,0 +1,165 @@
+"""`referee detect`: read the pieces on images, print one JSON object per image.
+
+    referee detect [--game dition|domination] [--corners x0,y0,x1,y1,x2,y2,x3,y3]
+                   [--calibration FILE] IMAGE...
+
+Dition: `{"image": path, "board": {"corners_px": [[x, y], ...]}, "discs": [{"x": .., "y": ..,
+"colour": "black"|"white", "confidence": ..}, ...]}` with coordinates in the board frame.
+Domination: `{"image": path, "board": {...}, "tops": {"c1": "G", ...}, "heights": {...}}`.
+An image that cannot be read or whose board cannot be found gives `{"image": path, "error": ".."}`
+and the others are still processed. Exit code 0 when every image was processed, 1 otherwise,
+2 for bad options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--game", choices=("dition", "domination"), default="dition")
+    parser.add_argument(
+        "--corners", metavar="x0,y0,x1,y1,x2,y2,x3,y3",
+        help="pixel positions of board corners 0..3 (corner i of the option is board corner i); "
+        "without it the board is found automatically",
+    )
+    parser.add_argument("--calibration", metavar="FILE", help="calibration JSON (intrinsics, board)")
+    parser.add_argument("--debug-dir", metavar="DIR", help="also write each image with the detections drawn")
+    parser.add_argument("images", nargs="+", metavar="IMAGE")
+
+
+def parse_corners(text: str) -> list[list[float]]:
+    """'x0,y0,...,x3,y3' -> [[x0, y0], ..., [x3, y3]]; ValueError naming the problem."""
+    parts = [p for p in text.replace(";", ",").split(",") if p.strip()]
+    if len(parts) != 8:
+        raise ValueError(f"--corners needs 8 numbers x0,y0,x1,y1,x2,y2,x3,y3, got {len(parts)}: {text!r}")
+    try:
+        v = [float(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"--corners has a value that is not a number: {text!r}") from None
+    return [[v[2 * i], v[2 * i + 1]] for i in range(4)]
+
+
+def _load_calibration(path: str) -> tuple[Any, Any]:
+    """(intrinsics or None, board dict or None) from a calibration file; errors are raised."""
+    try:
+        from calibration import load_calibration  # type: ignore[attr-defined]
+    except ImportError:
+        try:
+            from calibration.store import load_calibration  # type: ignore[no-redef]
+        except ImportError:
+            print("referee detect: calibration files are not supported in this version; ignoring "
+                  f"{path}", file=sys.stderr)
+            return None, None
+    cal = load_calibration(path)
+    return getattr(cal, "intrinsics", None), getattr(cal, "board", None)
+
+
+def process_frame(
+    image: Any,
+    name: str,
+    *,
+    game: str = "dition",
+    corners_px: Any = None,
+    intrinsics: Any = None,
+    debug_dir: str | None = None,
+) -> dict[str, Any]:
+    """One BGR frame -> the JSON-able result object (or an error object)."""
+    import numpy as np
+
+    from vision.board import find_board
+    from vision.errors import VisionError
+
+    try:
+        board = find_board(image, game=game, corners_px=None if corners_px is None else np.asarray(corners_px, float),
+                           intrinsics=intrinsics)
+    except VisionError as exc:
+        return {"image": name, "error": str(exc)}
+    out: dict[str, Any] = {
+        "image": name,
+        "board": {"corners_px": [[round(float(x), 2), round(float(y), 2)] for x, y in board.corners_px],
+                  "method": board.method},
+    }
+    try:
+        if game == "dition":
+            from vision.dition import detect_discs
+
+            discs = detect_discs(image, board, intrinsics=intrinsics)
+            out["discs"] = [
+                {"x": round(d.centre_board[0], 4), "y": round(d.centre_board[1], 4), "colour": d.colour,
+                 "confidence": round(d.confidence, 3), "sigma": round(d.sigma_board, 4)}
+                for d in discs
+            ]
+            if debug_dir:
+                _write_debug(image, board, discs, intrinsics, debug_dir, name)
+        else:
+            from vision.domination import read_tops  # type: ignore[import-not-found]
+
+            reading = read_tops(image, board, intrinsics=intrinsics)
+            out["tops"] = dict(reading.tops)
+            out["heights"] = None if reading.heights is None else dict(reading.heights)
+            if getattr(reading, "confidence", None) is not None:
+                out["confidence"] = {k: round(float(v), 3) for k, v in reading.confidence.items()}
+    except VisionError as exc:
+        return {"image": name, "error": str(exc)}
+    return out
+
+
+def _write_debug(image: Any, board: Any, discs: Any, intrinsics: Any, debug_dir: str, name: str) -> None:
+    from pathlib import Path
+
+    import cv2
+
+    from vision.debug import draw_detections
+
+    Path(debug_dir).mkdir(parents=True, exist_ok=True)
+    target = Path(debug_dir) / (Path(name).stem + "_detect.jpg")
+    cv2.imwrite(str(target), draw_detections(image, board, discs, intrinsics=intrinsics))
+
+
+def _read_image(path: str) -> tuple[Any, str | None]:
+    import os
+
+    import cv2
+
+    if not os.path.exists(path):
+        return None, f"cannot read image: no such file {path!r}"
+    image = cv2.imread(path, cv2.IMREAD_COLOR)
+    if image is None:
+        return None, f"cannot read image {path!r}: not a readable image file"
+    return image, None
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        corners = parse_corners(args.corners) if args.corners else None
+    except ValueError as exc:
+        print(f"referee detect: {exc}", file=sys.stderr)
+        return 2
+    intrinsics = None
+    if args.calibration:
+        try:
+            intrinsics, cal_board = _load_calibration(args.calibration)
+        except Exception as exc:  # the calibration package's own errors carry a clear message
+            print(f"referee detect: {exc}", file=sys.stderr)
+            return 2
+        if corners is None and isinstance(cal_board, dict) and cal_board.get("corners_px") is not None \
+                and cal_board.get("game", args.game) == args.game:
+            corners = cal_board["corners_px"]
+    failed = 0
+    for path in args.images:
+        image, error = _read_image(path)
+        if error is not None:
+            result: dict[str, Any] = {"image": path, "error": error}
+        else:
+            try:
+                result = process_frame(image, path, game=args.game, corners_px=corners,
+                                       intrinsics=intrinsics, debug_dir=args.debug_dir)
+            except ValueError as exc:  # e.g. corners that do not form a quadrilateral
+                result = {"image": path, "error": str(exc)}
+        failed += "error" in result
+        print(json.dumps(result), flush=True)
+    return 1 if failed else 0

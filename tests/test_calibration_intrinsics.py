@@ -1,0 +1,127 @@
+"""Camera intrinsics from simulated photos of the printed ChArUco target (truth from the sim)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calibration.errors import TargetNotFoundError, TooFewViewsError, ViewsTooSimilarError
+from calibration.intrinsics import IntrinsicsParams, calibrate_camera, detect_target
+from calibration.target import CharucoSpec, target_texture
+from hardware.sim.camera import SimCamera, camera_for_target
+from hardware.sim.options import RenderOptions
+from hardware.sim.render import render_planar_target
+
+IMAGE_SIZE = (1640, 1232)
+QUIET_MM = 10.0
+#: a Pi-camera-like lens, fixed for the whole series (barrel distortion, small decentring)
+LENS = np.array([-0.11, 0.06, 0.0012, -0.0009, 0.0])
+SPEC = CharucoSpec()
+
+
+def _target() -> tuple[np.ndarray, tuple[float, float]]:
+    tw, th = SPEC.size_mm
+    return target_texture(SPEC, 4.0, QUIET_MM), (tw + 2 * QUIET_MM, th + 2 * QUIET_MM)
+
+
+def _views(rng: np.random.Generator, n: int, *, max_tilt_deg: float = 40.0,
+           focal_px: float | None = None) -> tuple[list[np.ndarray], list[SimCamera]]:
+    texture, size = _target()
+    images, cams = [], []
+    for _ in range(n):
+        cam = camera_for_target(rng, size, IMAGE_SIZE, max_tilt_deg=max_tilt_deg,
+                                distortion=LENS, focal_px=focal_px, fill=(0.6, 0.95))
+        images.append(render_planar_target(texture, size, cam, rng,
+                                           options=RenderOptions.random(rng, supersample=2),
+                                           table=False))
+        cams.append(cam)
+    return images, cams
+
+
+@pytest.fixture(scope="module")
+def series() -> tuple[list[np.ndarray], list[SimCamera]]:
+    return _views(np.random.default_rng(9), 12)
+
+
+def test_twelve_views_recover_focal_length_and_centre(series) -> None:
+    images, cams = series
+    truth = cams[0].camera_matrix
+    result = calibrate_camera(images, SPEC)
+    k = result.intrinsics.camera_matrix
+    w, h = IMAGE_SIZE
+    assert result.views_used == 12 and result.distinct_poses == 12
+    assert k[0, 0] == pytest.approx(truth[0, 0], rel=0.01)
+    assert k[1, 1] == pytest.approx(truth[1, 1], rel=0.01)
+    assert abs(k[0, 2] - truth[0, 2]) < 0.01 * w
+    assert abs(k[1, 2] - truth[1, 2]) < 0.01 * h
+    assert result.intrinsics.image_size == IMAGE_SIZE
+    assert result.rms_px < 0.5
+
+
+def test_recovered_lens_undistorts_like_the_true_one(series) -> None:
+    """Distortion checked where it matters: a grid of rays covering the image lands on the same
+    pixels through the true and the calibrated camera."""
+    import cv2
+
+    images, cams = series
+    result = calibrate_camera(images, SPEC)
+    truth_k = cams[0].camera_matrix
+    # normalised rays out to the image's edges (half-width / focal length = 0.6)
+    xs, ys = np.meshgrid(np.linspace(-0.58, 0.58, 9), np.linspace(-0.43, 0.43, 7))
+    rays = np.stack([xs.ravel(), ys.ravel(), np.ones(xs.size)], axis=1)
+    zero = np.zeros(3)
+    true_px, _ = cv2.projectPoints(rays, zero, zero, truth_k, LENS)
+    k, d = result.intrinsics.camera_matrix, result.intrinsics.dist_coeffs
+    cal_px, _ = cv2.projectPoints(rays, zero, zero, k, d)
+    err = np.linalg.norm(true_px.reshape(-1, 2) - cal_px.reshape(-1, 2), axis=1)
+    assert np.max(err) < 1.5
+    assert np.median(err) < 0.5
+
+
+def test_too_few_views_are_refused(series) -> None:
+    images, _ = series
+    with pytest.raises(TooFewViewsError, match="5 usable view"):
+        calibrate_camera(images[:5], SPEC)
+
+
+def test_views_without_the_target_do_not_count(series) -> None:
+    images, _ = series
+    blank = np.full((IMAGE_SIZE[1], IMAGE_SIZE[0], 3), 128, np.uint8)
+    with pytest.raises(TooFewViewsError, match="rejected"):
+        calibrate_camera(images[:4] + [blank, blank, blank], SPEC)
+    result = calibrate_camera(images[:8] + [blank], SPEC)
+    assert result.views_used == 8 and len(result.rejected) == 1
+
+
+def test_the_same_pose_over_and_over_is_refused(series) -> None:
+    """Eight frames of one pose (different noise) are one view, not eight."""
+    rng = np.random.default_rng(3)
+    texture, size = _target()
+    cam = camera_for_target(rng, size, IMAGE_SIZE, distortion=LENS, fill=(0.6, 0.95))
+    frames = [render_planar_target(texture, size, cam, rng,
+                                   options=RenderOptions.random(rng, supersample=1), table=False)
+              for _ in range(8)]
+    with pytest.raises(ViewsTooSimilarError, match="distinct pose"):
+        calibrate_camera(frames, SPEC)
+
+
+def test_views_without_tilt_are_refused() -> None:
+    """Fronto-parallel views cannot separate focal length from distance."""
+    images, _ = _views(np.random.default_rng(5), 7, max_tilt_deg=0.5)
+    with pytest.raises(ViewsTooSimilarError, match="tilt|focal"):
+        calibrate_camera(images, SPEC, IntrinsicsParams())
+
+
+def test_detect_target_names_the_image_when_nothing_is_found() -> None:
+    noise = np.random.default_rng(1).integers(0, 255, (480, 640, 3), dtype=np.uint8)
+    with pytest.raises(TargetNotFoundError, match="shot.png"):
+        detect_target(noise, SPEC, min_corners=6, source="shot.png")
+
+
+def test_detected_corners_sit_on_the_true_projection(series) -> None:
+    images, cams = series
+    view = detect_target(images[0], SPEC)
+    true_px = cams[0].project(np.c_[view.object_mm[:, :2] + QUIET_MM, np.zeros(len(view.ids))])
+    err = np.linalg.norm(true_px - view.corners_px, axis=1)
+    assert len(view.ids) >= 30
+    assert np.median(err) < 0.3 and np.max(err) < 1.0

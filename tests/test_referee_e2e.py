@@ -1,0 +1,84 @@
+"""End to end: the simulated table plays a generated match, the referee watches the frames.
+
+Every move, outcome and removal the referee reports is checked against the script the table
+played (which the referee never sees), and the match log in the database must say the same.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hardware.errors import CorruptFrameError, EndOfStream
+from referee.dition_match import DitionMatch
+from referee.domination_match import DominationMatch
+from referee.log import MatchLog
+from referee.loop import LoopSettings, Referee
+from referee.simtable import Pace, scripted_match
+
+FAST = Pace(still=2, hand=3, verdict=3, end=3)
+
+
+def run_table(table: Any, match: Any, log: MatchLog, **kw: Any) -> tuple[Referee, list[dict]]:
+    mid = log.new_match(match.game, match.players)
+    events: list[dict] = []
+    referee = Referee(match, log, mid, listener=events.append, settings=LoopSettings(**kw))
+    dropped = 0
+    with table:
+        while True:
+            try:
+                frame = table.read()
+            except CorruptFrameError:
+                dropped += 1
+                continue
+            except EndOfStream:
+                break
+            referee.process(frame.image)
+    return referee, events
+
+
+def _close(a: tuple[float, float], b: tuple[float, float], tol: float) -> bool:
+    return math.hypot(a[0] - b[0], a[1] - b[1]) <= tol
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [11])
+def test_dition_match_refereed_from_frames(tmp_path: Path, seed: int) -> None:
+    pace = Pace(still=2, hand=3, verdict=3, end=3, bump_every=9, drop_every=7)
+    table, turns = scripted_match("dition", seed, pace=pace, size=(1024, 768), min_moves=10,
+                                  max_moves=30)
+    log = MatchLog(tmp_path / "m.sqlite")
+    referee, events = run_table(table, DitionMatch(), log)
+    moves = [e for e in events if e["type"] == "move"]
+    assert len(moves) == len(turns), [e.get("text") for e in events]
+    for ev, turn in zip(moves, turns):
+        assert ev["colour"] == turn.colour
+        assert _close((ev["x"], ev["y"]), (turn.x, turn.y), 0.1)
+        assert ev["outcome"] == turn.verdict.outcome.value
+        want = sorted((turn.before.discs[i].x, turn.before.discs[i].y) for i in turn.verdict.removed)
+        got = sorted(tuple(p) for p in ev["removed"])
+        assert len(got) == len(want) and all(_close(g, w, 0.1) for g, w in zip(got, want))
+    end = [e for e in events if e["type"] == "end"]
+    assert len(end) == 1 and end[0]["reason"] == "suicide"
+    assert end[0]["winner"] == ("white" if turns[-1].colour == "black" else "black")
+    # the log says the same, with a snapshot behind every verdict
+    logged = log.events(referee.match_id)
+    assert [e.type for e in logged if e.type == "move"] == ["move"] * len(turns)
+    assert all(e.has_snapshot for e in logged if e.type in ("move", "end"))
+    assert log.match(referee.match_id).result["winner"] == end[0]["winner"]
+    assert not [e for e in events if e["type"] == "warning" and e.get("code") != "moved"], [
+        e["text"] for e in events if e["type"] == "warning"]
+
+
+@pytest.mark.slow
+def test_domination_match_refereed_from_frames(tmp_path: Path) -> None:
+    table, turns = scripted_match("domination", 5, pace=FAST, size=(1024, 768), moves=16)
+    log = MatchLog(tmp_path / "m.sqlite")
+    referee, events = run_table(table, DominationMatch(players=("G", "R")), log)
+    moves = [e for e in events if e["type"] == "move"]
+    assert [m["move"] for m in moves] == [t.move.to_json() for t in turns]
+    assert [m["removed"] for m in moves] == [t.result.removed for t in turns]
+    assert referee.match.state == turns[-1].after

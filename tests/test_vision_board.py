@@ -1,0 +1,215 @@
+"""vision.board, vision.camera, vision.markers: against frames of the simulated table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hardware.sim import RenderOptions, SimDisc, look_at_board, random_camera, render_dition
+from hardware.sim.layout import MARKER_QUIET_ZONE, MARKERS
+from vision.board import (
+    BoardParams,
+    apply_homography,
+    board_moved,
+    board_to_image,
+    find_board,
+    fit_from_corners,
+    homography_from_corners,
+    image_to_board,
+    rectify,
+)
+from vision.camera import Intrinsics
+from vision.errors import BoardNotFoundError, InvalidCornersError, InvalidIntrinsicsError, VisionError
+from vision.markers import DITION_MARKERS, DOMINATION_MARKERS, QUIET_ZONE_FRACTION, layout_for
+
+DISCS = [SimDisc(0.1, 7.0, "black"), SimDisc(10.0, 0.2, "white"), SimDisc(3.0, 10.0, "black"),
+         SimDisc(16.9, 16.9, "white"), SimDisc(10.0, 10.0, "black"), SimDisc(19.8, 12.0, "white")]
+
+
+def _intrinsics(cam) -> Intrinsics:  # noqa: ANN001 - SimCamera
+    return Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
+
+
+def _corner_error(found: np.ndarray, truth: np.ndarray) -> float:
+    return float(np.max(np.linalg.norm(np.asarray(found) - np.asarray(truth), axis=1)))
+
+
+def _cyclic_corner_error(found: np.ndarray, truth: np.ndarray) -> float:
+    """Without markers the board's 4-fold symmetry leaves corner 0 open: best cyclic shift."""
+    return min(_corner_error(np.roll(found, k, axis=0), truth) for k in range(4))
+
+
+# -- the marker layout is the shared kit -------------------------------------------------------
+
+
+def test_marker_layout_agrees_with_the_simulated_table() -> None:
+    for game, layout in (("dition", DITION_MARKERS), ("domination", DOMINATION_MARKERS)):
+        ids, side, centres = MARKERS[game]
+        assert layout.ids == tuple(ids)
+        assert layout.side_board == side
+        assert layout.centres_board == tuple(tuple(c) for c in centres)
+    assert QUIET_ZONE_FRACTION == MARKER_QUIET_ZONE
+    assert layout_for("domination") is DOMINATION_MARKERS
+    with pytest.raises(ValueError, match="unknown game 'chess'"):
+        layout_for("chess")
+
+
+def test_marker_corners_are_axis_aligned_around_the_centre() -> None:
+    c = DITION_MARKERS.marker_corners_board(2)
+    assert np.allclose(c.mean(axis=0), (21.25, 21.25))
+    assert np.allclose(c[0], (20.5, 20.5)) and np.allclose(c[2], (22.0, 22.0))
+
+
+# -- camera ----------------------------------------------------------------------------------
+
+
+def test_intrinsics_round_trip_and_errors(rng: np.random.Generator) -> None:
+    cam = random_camera(rng, "dition")
+    k = _intrinsics(cam)
+    again = Intrinsics.from_dict(k.to_dict())
+    assert again == k and hash(again) == hash(k)
+    with pytest.raises(InvalidIntrinsicsError, match="unknown intrinsics keys"):
+        Intrinsics.from_dict({**k.to_dict(), "fx": 3})
+    with pytest.raises(InvalidIntrinsicsError, match="lack the key 'dist_coeffs'"):
+        Intrinsics.from_dict({"camera_matrix": k.camera_matrix.tolist(), "image_size": [4, 4]})
+    with pytest.raises(InvalidIntrinsicsError, match="3x3"):
+        Intrinsics(np.eye(2), np.zeros(5), (10, 10))
+    assert isinstance(InvalidIntrinsicsError("x"), ValueError)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_distort_undistort_are_inverse_and_match_opencv(seed: int) -> None:
+    import cv2
+
+    rng = np.random.default_rng(seed)
+    cam = random_camera(rng, "dition")
+    k = _intrinsics(cam)
+    # points where the board is (the lens model need not be invertible in far image corners)
+    board_pts = rng.uniform(-2.5, 22.5, size=(50, 2))
+    pts = cam.project(np.c_[board_pts, np.zeros(50)])
+    back = k.distort_points(k.undistort_points(pts))
+    assert np.max(np.abs(back - pts)) < 1e-3
+    # the vectorised model equals cv2.projectPoints
+    norm = np.c_[(pts - k.camera_matrix[:2, 2]) / np.diag(k.camera_matrix)[:2], np.ones(len(pts))]
+    ref, _ = cv2.projectPoints(norm.reshape(-1, 1, 3), np.zeros(3), np.zeros(3), k.camera_matrix, k.dist_coeffs)
+    assert np.max(np.abs(k.distort_points(pts) - ref.reshape(-1, 2))) < 1e-6
+
+
+# -- homography helpers ----------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    cx=st.floats(300, 1300), cy=st.floats(300, 900), half=st.floats(150, 280),
+    angle=st.floats(-3.1, 3.1), skew=st.floats(-0.2, 0.2),
+)
+def test_homography_from_corners_maps_corners_exactly(cx: float, cy: float, half: float, angle: float, skew: float) -> None:
+    c, s = np.cos(angle), np.sin(angle)
+    square = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], float) * half
+    square[:, 0] += skew * square[:, 1]
+    corners = square @ np.array([[c, s], [-s, c]]) + (cx, cy)
+    H = homography_from_corners(corners, "dition")
+    assert np.allclose(apply_homography(H, corners), [[0, 0], [20, 0], [20, 20], [0, 20]], atol=1e-6)
+    fit = fit_from_corners(corners, "dition")
+    assert fit.method == "corners"
+    pts = np.array([[3.0, 4.0], [17.5, 0.5], [10, 10]])
+    assert np.allclose(image_to_board(board_to_image(pts, fit), fit), pts, atol=1e-9)
+
+
+def test_bad_corners_are_rejected_with_a_clear_error() -> None:
+    bowtie = np.array([[0, 0], [100, 100], [100, 0], [0, 100]], float)
+    with pytest.raises(InvalidCornersError, match="convex quadrilateral"):
+        find_board(np.zeros((200, 200, 3), np.uint8), corners_px=bowtie)
+    with pytest.raises(InvalidCornersError, match="4 \\(x, y\\) pairs"):
+        fit_from_corners([1, 2, 3])
+    with pytest.raises(ValueError, match="unknown game"):
+        find_board(np.zeros((20, 20, 3), np.uint8), game="go")
+
+
+def test_rectify_puts_board_points_where_it_says(rng: np.random.Generator) -> None:
+    """The rectified image shows board point (u / scale - margin): the drawn outer square's
+    line centre lands on the predicted row/column (dark), the plate beside it is light."""
+    cam = random_camera(rng, "dition")
+    k = _intrinsics(cam)
+    r = render_dition([], cam, rng, options=RenderOptions.clean())
+    fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k)
+    scale, margin = 10.0, 1.0
+    rect = rectify(r.image, fit, scale, margin, k)
+    gray = rect.mean(axis=2)
+    col_line = int(round((0 + margin) * scale))  # x = 0
+    col_plate = int(round((0.5 + margin) * scale))
+    rows = slice(int(5 * scale), int(15 * scale))
+    assert gray[rows, col_line].mean() < gray[rows, col_plate].mean() - 40
+
+
+# -- finding the board ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_aruco_board_corners_within_half_a_pixel(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    cam = random_camera(rng, "dition")
+    r = render_dition(DISCS, cam, rng, options=RenderOptions.random(rng))
+    fit = find_board(r.image, intrinsics=_intrinsics(cam))
+    assert fit.method == "aruco"
+    assert _corner_error(fit.corners_px, r.truth["corners_px"]) < 0.5
+
+
+@pytest.mark.parametrize("seed", [4, 5, 6, 7])
+def test_drawn_squares_give_the_corners_to_a_pixel(seed: int) -> None:
+    """No markers: the outer and inner squares are found even with discs lying on the lines."""
+    rng = np.random.default_rng(seed)
+    cam = random_camera(rng, "dition")
+    r = render_dition(DISCS, cam, rng, options=RenderOptions.random(rng, markers=False))
+    fit = find_board(r.image, intrinsics=_intrinsics(cam))
+    assert fit.method == "lines"
+    assert _cyclic_corner_error(fit.corners_px, np.array(r.truth["corners_px"])) < 1.0
+    assert fit.residual_px < 1.0
+
+
+def test_drawn_squares_without_intrinsics_on_a_distortion_free_camera(rng: np.random.Generator) -> None:
+    cam = look_at_board("dition", tilt_deg=12, rotation_deg=35, tilt_azimuth_deg=200, markers=False)
+    r = render_dition(DISCS, cam, rng, options=RenderOptions.random(rng, markers=False))
+    fit = find_board(r.image)
+    assert _cyclic_corner_error(fit.corners_px, np.array(r.truth["corners_px"])) < 1.0
+
+
+def test_given_corners_win_over_markers(rng: np.random.Generator) -> None:
+    cam = random_camera(rng, "dition")
+    r = render_dition(DISCS, cam, rng)
+    corners = np.array(r.truth["corners_px"]) + 3.0
+    fit = find_board(r.image, corners_px=corners)
+    assert fit.method == "corners"
+    assert np.array_equal(fit.corners_px, corners)
+
+
+def test_no_board_raises_board_not_found(rng: np.random.Generator) -> None:
+    plain = np.full((600, 800, 3), (60, 90, 130), np.uint8)
+    plain += rng.integers(0, 6, plain.shape, dtype=np.uint8)
+    with pytest.raises(BoardNotFoundError, match="ArUco markers") as info:
+        find_board(plain)
+    assert isinstance(info.value, LookupError) and isinstance(info.value, VisionError)
+    with pytest.raises(BoardNotFoundError):
+        find_board(plain, BoardParams(use_aruco=False))
+    with pytest.raises(VisionError, match="uint8"):
+        find_board(np.zeros((10, 10, 3), np.float32))
+
+
+def test_board_moved_detects_a_bump_but_not_noise(rng: np.random.Generator) -> None:
+    cam = look_at_board("dition", tilt_deg=8, rotation_deg=10)
+    opts = RenderOptions.random(rng)
+    first = render_dition(DISCS, cam, np.random.default_rng(1), options=opts)
+    again = render_dition(DISCS, cam, np.random.default_rng(2), options=opts)  # new noise only
+    # the board slides 0.15 units (a few pixels) and turns half a degree
+    import cv2
+
+    R = cv2.Rodrigues(cam.rvec)[0] @ cv2.Rodrigues(np.array([0, 0, np.deg2rad(0.5)]))[0]
+    bumped_cam = cam.with_pose(cv2.Rodrigues(R)[0].ravel(), cam.tvec + R @ np.array([0.15, 0.0, 0.0]))
+    bumped = render_dition(DISCS, bumped_cam, np.random.default_rng(3), options=opts)
+    for params in (BoardParams(), BoardParams(use_aruco=False)):
+        fit = find_board(first.image, params)
+        assert not board_moved(fit, again.image, params)
+        assert board_moved(fit, bumped.image, params)

@@ -1,0 +1,352 @@
+"""Find the Domination board from its own cell pattern (no markers, no given corners).
+
+Stage function: `find_domination_board(frame, params=None, *, corners_px=None, intrinsics=None)
+-> vision.board.BoardFit` (method "cells", or "corners" when corners are given).
+
+The printed board is 52 light squares, each enclosed by dark grid lines 0.04 cells wide centred
+on the cell borders; the cut corners and the margin are plate colour (docs/INTERFACES.md). Pieces
+sit inside the squares but leave their corners light, so every cell still shows up as a light
+four-sided region:
+
+1. light, low-saturation pixels relative to their neighbourhood (adaptive threshold on the grey
+   image, saturated piece colours removed) -> connected regions;
+2. regions whose hull is a convex quadrilateral of plausible size -> cell candidates;
+3. starting from the most central candidate, a region-growing grid assignment: its corners give
+   a local homography to a unit cell, neighbours are assigned integer grid positions, and the
+   homography is refitted on all assigned corners as the grid grows;
+4. the integer offset of the grid inside the 8x8 frame is the one that puts the found cells on
+   playable squares and leaves the cut corners plate coloured;
+5. a final homography on all corners (each region corner is the inner corner of its square,
+   0.02 cells inside the cell border) with a RANSAC rejection of outliers.
+
+Orientation: the cell pattern is symmetric under quarter turns, so without markers corner 0
+(next to a8) is the board corner on the image's top-left side: the board's x axis is taken along
+the side of the central cell that runs rightwards from its top-left-most corner. Lens distortion: with `intrinsics` the corners are
+undistorted before fitting (the homography acts on undistorted pixels, as in vision.board).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from vision.errors import BoardNotFoundError, InvalidImageError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from vision.board import BoardFit
+    from vision.camera import Intrinsics
+
+#: the 12 cut cells as (file index, rank) -> grid (col, row) = (f, 8 - r)
+_CUT = {(0, 1), (1, 1), (0, 2), (6, 1), (7, 1), (7, 2), (0, 7), (0, 8), (1, 8), (6, 8), (7, 8), (7, 7)}
+#: playable cells as grid (col, row), col = file index, row = 8 - rank (0 = rank 8)
+PLAYABLE_GRID: frozenset[tuple[int, int]] = frozenset(
+    (f, 8 - r) for f in range(8) for r in range(1, 9) if (f, r) not in _CUT
+)
+LINE_HALF_WIDTH = 0.02
+
+
+@dataclass(frozen=True)
+class DominationBoardParams:
+    """Tuning of the cell-pattern board finder (shipped defaults)."""
+
+    #: adaptive threshold block as a fraction of the image's smaller side (made odd)
+    block_fraction: float = 0.08
+    #: a light pixel is this many grey levels above its neighbourhood mean
+    threshold_offset: float = -6.0
+    #: pixels more saturated than this (HSV S, 0..255) are pieces, not board
+    max_saturation: int = 90
+    #: cell side bounds as fractions of the image's smaller side
+    min_cell_fraction: float = 0.025
+    max_cell_fraction: float = 0.2
+    #: a candidate's area must be at least this fraction of its hull quad's area
+    min_fill: float = 0.55
+    #: cells needed for a fit
+    min_cells: int = 8
+    #: grid assignment tolerance (cells) when snapping to integer positions
+    snap_tolerance: float = 0.3
+    #: RANSAC reprojection threshold, px
+    ransac_px: float = 3.0
+
+
+def find_domination_board(
+    frame: np.ndarray,
+    params: Any = None,
+    *,
+    corners_px: np.ndarray | None = None,
+    intrinsics: Intrinsics | None = None,
+) -> BoardFit:
+    """Locate the Domination board from its cells. `params` may be a DominationBoardParams (the
+    board-finder's own BoardParams is accepted and ignored). Raises BoardNotFoundError."""
+    import cv2
+
+    from vision.board import fit_from_corners, fit_from_homography
+
+    if corners_px is not None:
+        return fit_from_corners(corners_px, "domination", intrinsics)
+    p = params if isinstance(params, DominationBoardParams) else DominationBoardParams()
+    _check_frame(frame)
+    quads = _cell_quads(frame, p)
+    if len(quads) < p.min_cells:
+        raise BoardNotFoundError(
+            f"domination board: {len(quads)} light cell squares found, need {p.min_cells} "
+            "(is the board in view and lit?)"
+        )
+    und = [intrinsics.undistort_points(q) if intrinsics is not None else q for q in quads]
+    grid = _assign_grid(und, p)
+    if len(grid) < p.min_cells:
+        raise BoardNotFoundError(
+            f"domination board: only {len(grid)} cell squares form a regular grid, need {p.min_cells}"
+        )
+    H_img_to_grid, assigned = _fit_grid(und, grid, p)
+    offset = _place_on_board(frame, assigned, H_img_to_grid, intrinsics)
+    img_pts, brd_pts = [], []
+    for i, (gc, gr, corner_order) in assigned.items():
+        col, row = int(round(gc - 0.5)) + offset[0], int(round(gr - 0.5)) + offset[1]
+        img_pts.append(und[i][corner_order])
+        brd_pts.append(_inner_corners(col, row))
+    src = np.concatenate(img_pts).astype(np.float64)
+    dst = np.concatenate(brd_pts).astype(np.float64)
+    H_b2i, mask = cv2.findHomography(dst, src, cv2.RANSAC, p.ransac_px)
+    if H_b2i is None:
+        raise BoardNotFoundError("domination board: no homography fits the cell corners")
+    inl = mask.ravel().astype(bool)
+    H_b2i, _ = cv2.findHomography(dst[inl], src[inl], 0)
+    H = np.linalg.inv(H_b2i)
+    pred = _apply(H_b2i, dst[inl])
+    residual = float(np.sqrt(np.mean(np.sum((pred - src[inl]) ** 2, axis=1))))
+    return fit_from_homography(
+        H, "domination", "cells", intrinsics=intrinsics, residual_px=residual,
+        support=float(len(assigned)) / len(PLAYABLE_GRID),
+        extra={"cells_found": len(assigned), "orientation": "ambiguous (quarter turns)",
+               "inliers": int(inl.sum()), "corners": int(inl.size)},
+    )
+
+
+# --- steps --------------------------------------------------------------------------------------
+def _check_frame(frame: np.ndarray) -> None:
+    if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3:
+        raise InvalidImageError(
+            f"frame must be a BGR image of shape (H, W, 3), got shape {getattr(frame, 'shape', None)}"
+        )
+    if frame.dtype != np.uint8:
+        raise InvalidImageError(f"frame must be uint8 BGR, got dtype {frame.dtype}")
+
+
+def _apply(H: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    q = np.asarray(pts, np.float64).reshape(-1, 2) @ H[:, :2].T + H[:, 2]
+    return q[:, :2] / q[:, 2:3]
+
+
+def _cell_quads(frame: np.ndarray, p: DominationBoardParams) -> list[np.ndarray]:
+    """Light four-sided regions: (4, 2) float64 px corners each, clockwise in the image."""
+    import cv2
+
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    hsv_s = cv2.cvtColor(frame, cv2.COLOR_BGR2HSV)[:, :, 1]
+    side = min(gray.shape)
+    block = int(p.block_fraction * side) | 1
+    light = cv2.adaptiveThreshold(
+        gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, block, p.threshold_offset
+    )
+    light[hsv_s > p.max_saturation] = 0
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(light, connectivity=4)
+    lo = (p.min_cell_fraction * side) ** 2
+    hi = (p.max_cell_fraction * side) ** 2
+    quads = []
+    for i in range(1, n):
+        x, y, w, h, area = stats[i]
+        if area < lo * 0.4 or w * h > hi * 2.5 or w < 4 or h < 4:
+            continue
+        mask = (labels[y : y + h, x : x + w] == i).astype(np.uint8)
+        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        if not contours:
+            continue
+        hull = cv2.convexHull(max(contours, key=cv2.contourArea))
+        peri = cv2.arcLength(hull, True)
+        approx = cv2.approxPolyDP(hull, 0.04 * peri, True)
+        if len(approx) != 4 or not cv2.isContourConvex(approx):
+            continue
+        quad_area = cv2.contourArea(approx)
+        if not lo <= quad_area <= hi or area < p.min_fill * quad_area:
+            continue
+        q = approx.reshape(4, 2).astype(np.float64) + (x, y)
+        sides = np.linalg.norm(q - np.roll(q, 1, axis=0), axis=1)
+        if sides.max() > 1.8 * sides.min():
+            continue
+        quads.append(_refine_quad(gray, _clockwise(q)))
+    return quads
+
+
+def _refine_quad(gray: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Sub-pixel corners: intersect lines fitted to the region's four sides."""
+    import cv2
+
+    pts = q.astype(np.float32).reshape(-1, 1, 2)
+    crit = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 20, 0.01)
+    try:
+        ref = cv2.cornerSubPix(gray, pts.copy(), (3, 3), (-1, -1), crit).reshape(4, 2)
+    except cv2.error:
+        return q
+    if np.max(np.linalg.norm(ref - q, axis=1)) > 2.5:
+        return q
+    return ref.astype(np.float64)
+
+
+def _clockwise(q: np.ndarray) -> np.ndarray:
+    c = q.mean(axis=0)
+    ang = np.arctan2(q[:, 1] - c[1], q[:, 0] - c[0])
+    q = q[np.argsort(ang)]  # increasing angle = clockwise on screen (y down)
+    start = int(np.argmin(q.sum(axis=1)))
+    return np.roll(q, -start, axis=0)
+
+
+def _unit_homography(q: np.ndarray) -> np.ndarray:
+    import cv2
+
+    unit = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32)
+    return cv2.getPerspectiveTransform(q.astype(np.float32), unit).astype(np.float64)
+
+
+def _assign_grid(quads: list[np.ndarray], p: DominationBoardParams) -> dict[int, tuple[int, int]]:
+    """Integer grid (col, row) per quad index, grown from the most central quad."""
+    import cv2
+
+    centres = np.array([q.mean(axis=0) for q in quads])
+    med = np.median(centres, axis=0)
+    seed = int(np.argmin(np.linalg.norm(centres - med, axis=1)))
+    H = _unit_homography(quads[seed])
+    grid: dict[int, tuple[int, int]] = {seed: (0, 0)}
+    for radius in (1.6, 2.6, 4.0, 6.0, 9.0):
+        g = _apply(H, centres) - 0.5
+        for i, (gx, gy) in enumerate(g):
+            if i in grid:
+                continue
+            rx, ry = round(gx), round(gy)
+            if max(abs(rx), abs(ry)) > 8 or math.hypot(gx, gy) > radius + 0.5:
+                continue
+            if abs(gx - rx) < p.snap_tolerance and abs(gy - ry) < p.snap_tolerance:
+                grid[i] = (int(rx), int(ry))
+        # refit on all assigned centres and corners
+        src, dst = [], []
+        for i, (cx, cy) in grid.items():
+            q = quads[i]
+            gq = _apply(H, q)
+            order = np.argsort(np.arctan2(gq[:, 1] - (cy + 0.5), gq[:, 0] - (cx + 0.5)))
+            corners = np.array([[cx, cy], [cx + 1, cy], [cx + 1, cy + 1], [cx, cy + 1]], float)
+            ang_c = np.arctan2(corners[:, 1] - (cy + 0.5), corners[:, 0] - (cx + 0.5))
+            src.append(q[order])
+            dst.append(corners[np.argsort(ang_c)])
+        if len(grid) >= 4:
+            Hn, _ = cv2.findHomography(np.concatenate(src), np.concatenate(dst), 0)
+            if Hn is not None:
+                H = Hn
+    # drop duplicates (two regions on one grid position): keep the one closest to it
+    seen: dict[tuple[int, int], int] = {}
+    g = _apply(H, centres) - 0.5
+    for i, pos in list(grid.items()):
+        j = seen.get(pos)
+        if j is None:
+            seen[pos] = i
+        else:
+            keep = i if np.linalg.norm(g[i] - pos) < np.linalg.norm(g[j] - pos) else j
+            seen[pos] = keep
+    return {i: pos for pos, i in seen.items()}
+
+
+def _fit_grid(
+    quads: list[np.ndarray], grid: dict[int, tuple[int, int]], p: DominationBoardParams
+) -> tuple[np.ndarray, dict[int, tuple[int, int, np.ndarray]]]:
+    """Homography image -> grid units on all assigned quads, and each quad's corner order."""
+    import cv2
+
+    # shift the grid so its smallest col/row is 0
+    cols = min(c for c, _ in grid.values())
+    rows = min(r for _, r in grid.values())
+    src, dst, assigned = [], [], {}
+    for i, (c, r) in grid.items():
+        c, r = c - cols, r - rows
+        q = quads[i]
+        corners = np.array([[c, r], [c + 1, r], [c + 1, r + 1], [c, r + 1]], float)
+        assigned[i] = (c + 0.5, r + 0.5, np.arange(4))
+        src.append(q)
+        dst.append(corners)
+    H0, _ = cv2.findHomography(np.concatenate([q.mean(axis=0, keepdims=True) for q in src]),
+                               np.concatenate([d.mean(axis=0, keepdims=True) for d in dst]), 0)
+    if H0 is None:
+        raise BoardNotFoundError("domination board: the cell grid gives no homography")
+    # match corner order through the centre-based homography
+    src_all, dst_all = [], []
+    for (i, (gc, gr, _)), q, d in zip(assigned.items(), src, dst, strict=True):
+        gq = _apply(H0, q)
+        dd = np.linalg.norm(gq[:, None, :] - d[None, :, :], axis=2)
+        order = np.argmin(dd, axis=0)  # for each grid corner, the image corner
+        if len(set(order.tolist())) != 4:
+            continue
+        assigned[i] = (gc, gr, order)
+        src_all.append(q[order])
+        dst_all.append(d)
+    H, _ = cv2.findHomography(np.concatenate(src_all), np.concatenate(dst_all), 0)
+    if H is None:
+        raise BoardNotFoundError("domination board: the cell grid gives no homography")
+    return H, assigned
+
+
+def _inner_corners(col: int, row: int) -> np.ndarray:
+    """The four inner corners (board frame) of the light square of cell (col, row)."""
+    e = LINE_HALF_WIDTH
+    return np.array(
+        [[col + e, row + e], [col + 1 - e, row + e], [col + 1 - e, row + 1 - e], [col + e, row + 1 - e]]
+    )
+
+
+def _place_on_board(
+    frame: np.ndarray,
+    assigned: dict[int, tuple[int, int, np.ndarray]],
+    H_img_to_grid: np.ndarray,
+    intrinsics: Intrinsics | None,
+) -> tuple[int, int]:
+    """Integer offset (cols, rows) of the found grid on the board: the found cells must all be
+    playable squares, the cut corners should look darker than the squares' light corners."""
+    import cv2
+
+    cells = np.array([(gc - 0.5, gr - 0.5) for gc, gr, _ in assigned.values()])
+    max_c, max_r = cells.max(axis=0)
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    H_grid_to_img = np.linalg.inv(H_img_to_grid)
+    best: tuple[float, tuple[int, int]] | None = None
+    for ox in range(0, int(8 - max_c)):
+        for oy in range(0, int(8 - max_r)):
+            cand = {(int(c + ox), int(r + oy)) for c, r in cells}
+            if not cand <= PLAYABLE_GRID:
+                continue
+            # plate (darker, not a light square) expected in the cut cells' centres
+            cut_grid = np.array([(c + 0.5 - ox, r + 0.5 - oy) for c, r in _cut_grid()])
+            px = _apply(H_grid_to_img, cut_grid)
+            if intrinsics is not None:
+                px = intrinsics.distort_points(px)
+            cell_grid = np.array([(c + 0.5 - ox, r + 0.5 - oy) for c, r in PLAYABLE_GRID])
+            cpx = _apply(H_grid_to_img, cell_grid + np.array([0.42, 0.42]))
+            if intrinsics is not None:
+                cpx = intrinsics.distort_points(cpx)
+            score = _mean_gray(gray, cpx) - _mean_gray(gray, px) + 2.0 * len(cand)
+            if best is None or score > best[0]:
+                best = (score, (ox, oy))
+    if best is None:
+        raise BoardNotFoundError(
+            "domination board: the cell squares found do not fit the 52-cell board shape"
+        )
+    return best[1]
+
+
+def _cut_grid() -> list[tuple[int, int]]:
+    return [(f, 8 - r) for f, r in _CUT]
+
+
+def _mean_gray(gray: np.ndarray, pts: np.ndarray) -> float:
+    h, w = gray.shape
+    xi = np.clip(np.rint(pts[:, 0]).astype(int), 0, w - 1)
+    yi = np.clip(np.rint(pts[:, 1]).astype(int), 0, h - 1)
+    return float(gray[yi, xi].mean())

@@ -1,0 +1,162 @@
+"""Is the board clear of hands and still? `SceneMonitor(params).update(frame, board)`.
+
+Each frame is warped to a small top-down image of the board plus a margin around it (arms reach
+in from outside). Two detectors run on it:
+
+- skin: pixels whose chroma (YCrCb) sits in the skin range *relative to the plate's own chroma*
+  (so a colour cast moves both together); Domination's red and yellow pieces lie far outside
+  that range. A hand is present when the skin area exceeds `min_skin_fraction`.
+- motion: the difference to the previous frame after normalising the overall brightness (light
+  flicker, auto exposure), thresholded above the sensor noise measured in the same difference.
+  A moving blob that crosses into the margin is an arm even without visible skin (sleeves).
+
+`settled` = no hand and no motion over the last `settle_frames` frames.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from vision.board import BoardFit, rectify
+from vision.camera import Intrinsics
+
+
+@dataclass(frozen=True)
+class SceneParams:
+    """Tuning of the scene monitor (shipped defaults)."""
+
+    #: side of the rectified working image (board plus margins), px
+    work_size_px: int = 160
+    #: margin around the board, as a fraction of its side
+    margin_fraction: float = 0.12
+    #: consecutive quiet frames needed for "settled"
+    settle_frames: int = 3
+    #: skin chroma relative to the plate: Cr - Cr_plate in [lo, hi], Cb - Cb_plate in [lo, hi]
+    skin_cr_rel: tuple[float, float] = (7.0, 48.0)
+    skin_cb_rel: tuple[float, float] = (-45.0, 4.0)
+    #: a hand: skin over more than this fraction of the working image
+    min_skin_fraction: float = 0.004
+    #: a pixel moved when its normalised difference exceeds max(this, k * noise) grey levels
+    motion_threshold: float = 14.0
+    motion_noise_k: float = 5.0
+    #: motion: more than this fraction of the working image changed
+    min_motion_fraction: float = 0.0015
+    #: a moving blob touching the margin and larger than this fraction is an arm
+    min_arm_fraction: float = 0.01
+
+
+@dataclass(frozen=True)
+class SceneState:
+    """settled: no hand and no motion over the last few frames; hand_present, motion: this
+    frame; the fractions (of the working image) behind them; quiet_frames so far."""
+
+    settled: bool
+    hand_present: bool
+    motion: bool
+    skin_fraction: float = 0.0
+    motion_fraction: float = 0.0
+    quiet_frames: int = 0
+
+
+class SceneMonitor:
+    """Feed it consecutive frames of one board; it says when the position can be read."""
+
+    def __init__(self, params: SceneParams = SceneParams(), *, intrinsics: Intrinsics | None = None) -> None:
+        self.params = params
+        self.intrinsics = intrinsics
+        self._previous: np.ndarray | None = None
+        self._previous_key: bytes | None = None
+        self._quiet = 0
+
+    def reset(self) -> None:
+        self._previous = None
+        self._previous_key = None
+        self._quiet = 0
+
+    def update(self, frame: np.ndarray, board: BoardFit) -> SceneState:
+        import cv2
+
+        p = self.params
+        size = board.size_board
+        margin = p.margin_fraction * size
+        scale = p.work_size_px / (size + 2 * margin)
+        small = rectify(frame, board, scale, margin, self.intrinsics, interpolation=cv2.INTER_AREA)
+        if small.ndim == 2:
+            small = cv2.cvtColor(small, cv2.COLOR_GRAY2BGR)
+        small = cv2.GaussianBlur(small, (3, 3), 0)
+        ycc = cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb).astype(np.float32)
+        n_px = ycc.shape[0] * ycc.shape[1]
+        inner = self._board_mask(ycc.shape[:2], margin, scale)
+
+        # only skin over the board counts (the table around it may be wood-coloured)
+        skin = self._skin(ycc, inner)
+        skin_fraction = float(skin[inner].mean())
+        hand = skin_fraction > p.min_skin_fraction
+
+        key = board.H_image_to_board.tobytes()
+        gray = ycc[..., 0]
+        motion_fraction = 0.0
+        arm = False
+        if self._previous is not None and self._previous_key == key:
+            moved = self._moved(gray, self._previous)
+            motion_fraction = float(moved.mean())
+            if motion_fraction > p.min_motion_fraction:
+                arm = self._blob_reaches_margin(moved, inner, p.min_arm_fraction * n_px)
+        self._previous = gray
+        self._previous_key = key
+        motion = motion_fraction > p.min_motion_fraction
+        hand = hand or arm
+        self._quiet = 0 if (hand or motion) else self._quiet + 1
+        settled = self._quiet >= p.settle_frames
+        return SceneState(settled, hand, motion, skin_fraction, motion_fraction, self._quiet)
+
+    # -- detectors ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _board_mask(shape: tuple[int, int], margin: float, scale: float) -> np.ndarray:
+        m = np.zeros(shape, bool)
+        a = int(round(margin * scale))
+        m[a : shape[0] - a, a : shape[1] - a] = True
+        return m
+
+    def _skin(self, ycc: np.ndarray, inner: np.ndarray) -> np.ndarray:
+        import cv2
+
+        p = self.params
+        y, cr, cb = ycc[..., 0], ycc[..., 1], ycc[..., 2]
+        # the plate: the brightest half of the board area is mostly paper
+        sel = inner & (y > np.percentile(y[inner], 50))
+        cr0 = float(np.median(cr[sel]))
+        cb0 = float(np.median(cb[sel]))
+        dcr, dcb = cr - cr0, cb - cb0
+        skin = (
+            (dcr > p.skin_cr_rel[0]) & (dcr < p.skin_cr_rel[1])
+            & (dcb > p.skin_cb_rel[0]) & (dcb < p.skin_cb_rel[1])
+            & (y > 35) & (y < 250)
+        ).astype(np.uint8)
+        # isolated pixels (noise, JPEG) are not a hand
+        skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        return skin.astype(bool)
+
+    def _moved(self, gray: np.ndarray, previous: np.ndarray) -> np.ndarray:
+        p = self.params
+        # overall brightness changes (flicker, exposure) are not motion
+        gain = float(np.median(previous) / max(np.median(gray), 1.0))
+        diff = np.abs(gray * gain - previous)
+        noise = 1.4826 * float(np.median(diff))
+        return diff > max(p.motion_threshold, p.motion_noise_k * noise)
+
+    @staticmethod
+    def _blob_reaches_margin(moved: np.ndarray, inner: np.ndarray, min_area: float) -> bool:
+        import cv2
+
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(moved.astype(np.uint8), connectivity=8)
+        for i in range(1, n):
+            if stats[i, cv2.CC_STAT_AREA] < min_area:
+                continue
+            blob = labels == i
+            if np.any(blob & ~inner) and np.any(blob & inner):
+                return True
+        return False
