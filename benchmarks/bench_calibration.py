@@ -5,9 +5,10 @@
    Prints the errors against the simulator's truth and the time taken.
 2. Dition centres: the same camera looks at boards with discs from varied heights and tilts.
    The board is calibrated three ways and `vision.dition.detect_discs` reads the discs:
-     a. corners alone, found by the ArUco markers (no intrinsics),
-     b. corners alone, the true corners as if clicked perfectly (no intrinsics),
-     c. the ArUco board with the calibrated intrinsics (undistortion + camera pose).
+     a. corners alone: the board found in the frame (markers / drawn squares), no intrinsics,
+     b. corners alone: the true corners as if clicked perfectly, no intrinsics,
+     c. calibrated: the board found in the frame with the calibrated intrinsics
+        (undistortion + camera pose from solvePnP).
    Prints the disc-centre errors (board units = disc diameters) of each.
 
 Run: .venv/bin/python benchmarks/bench_calibration.py [--views 12] [--frames 6] [--seed 1]
@@ -25,12 +26,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from calibration.board import calibrate_board  # noqa: E402
-from calibration.intrinsics import calibrate_camera, detect_target  # noqa: E402
-from calibration.target import CharucoSpec, target_texture  # noqa: E402
-from hardware.sim import RenderOptions, SimDisc, look_at_board, render_dition  # noqa: E402
-from hardware.sim.camera import camera_for_target  # noqa: E402
-from hardware.sim.render import render_planar_target  # noqa: E402
+from calibration.board import calibrate_board
+from calibration.intrinsics import calibrate_camera, detect_target
+from calibration.target import CharucoSpec, target_texture
+from hardware.sim import RenderOptions, SimDisc, look_at_board, render_dition
+from hardware.sim.camera import camera_for_target
+from hardware.sim.render import render_planar_target
 
 IMAGE_SIZE = (1640, 1232)
 LENS = np.array([-0.14, 0.08, 0.0015, -0.001, 0.0])
@@ -147,9 +148,9 @@ def main(argv: list[str] | None = None) -> int:
             readings = detect_discs(frame.image, board.to_board_fit(), intrinsics=intr)
             errs, missed = _errors(readings, truth)
             runs[key] = (runs[key][0] + errs, runs[key][1] + missed)
-    print(_summary("a. corners alone (ArUco, no intrinsics)", *runs["a"]))
+    print(_summary("a. corners alone (board found, no intrinsics)", *runs["a"]))
     print(_summary("b. corners alone (true corners, no intrinsics)", *runs["b"]))
-    print(_summary("c. calibrated: ArUco board + intrinsics", *runs["c"]))
+    print(_summary("c. calibrated (board found + intrinsics)", *runs["c"]))
     ratio = np.median(runs["a"][0]) / max(np.median(runs["c"][0]), 1e-9)
     print(f"  median error with intrinsics is {ratio:.1f}x smaller than corners alone (a/c)")
     print(f"  camera position from the board pose: error median {np.median(pose_err):.3f} units "

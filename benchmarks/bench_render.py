@@ -10,6 +10,7 @@ Run: .venv/bin/python benchmarks/bench_render.py
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -17,26 +18,36 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from hardware.sim import (  # noqa: E402
-    HandPlace, HandPose, RenderOptions, ScriptedTable, Still, random_camera, random_discs,
-    random_stacks, render_dition, render_domination,
+from hardware.sim import (
+    HandPlace,
+    HandPose,
+    RenderOptions,
+    ScriptedTable,
+    Still,
+    random_camera,
+    random_discs,
+    random_stacks,
+    render_dition,
+    render_domination,
 )
-from hardware.sim import render as _render  # noqa: E402
-from hardware.sim import warp as _warp  # noqa: E402
+from hardware.sim import render as _render
+from hardware.sim import warp as _warp
 
 SIZE = (1640, 1232)
 REPEATS = 7
 
 
-def _median(fn, repeats: int = REPEATS) -> float:
-    times = []
+def _median(fn, repeats: int = REPEATS) -> str:
+    """Median wall time and median process CPU time (all threads) of `fn`, formatted."""
+    wall, cpu = [], []
     for _ in range(repeats):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return f"{statistics.median(wall):6.3f} s wall, {statistics.median(cpu):6.3f} s cpu"
 
 
 def main() -> None:
@@ -45,7 +56,8 @@ def main() -> None:
     discs = random_discs(rng, 100)
     stacks = random_stacks(rng, 30, "GRBY")
     print(f"render benchmark at {SIZE[0]}x{SIZE[1]}, supersample {opts.supersample}, "
-          f"median of {REPEATS}")
+          f"median of {REPEATS}; {os.cpu_count()} cpus, load average "
+          f"{os.getloadavg()[0]:.1f} (wall times grow with the load, cpu times less so)")
 
     cam = random_camera(rng, "dition", SIZE)
     t = time.perf_counter()
@@ -72,14 +84,14 @@ def main() -> None:
         _render._STATIC_CACHE.clear()
         render_dition(discs, cam, rng, options=opts)
 
-    print(f"  dition, 100 discs, new camera each frame:          {_median(cold_dition):6.3f} s")
-    print(f"  dition, 100 discs, same camera, new scene:         {_median(new_scene_dition):6.3f} s")
+    print(f"  dition, 100 discs, new camera each frame:          {_median(cold_dition)}")
+    print(f"  dition, 100 discs, same camera, new scene:         {_median(new_scene_dition)}")
     print(f"  dition, 100 discs, cached scene (noise/light only): "
-          f"{_median(lambda: render_dition(discs, cam, rng, options=opts)):6.3f} s")
+          f"{_median(lambda: render_dition(discs, cam, rng, options=opts))}")
     hand = HandPose(10.0, 10.0, 100.0)
     print(f"  dition, 100 discs, cached scene + hand:            "
-          f"{_median(lambda: render_dition(discs, cam, rng, options=opts, hand=hand)):6.3f} s")
-    print(f"  domination, 30 stacks, new camera each frame:      {_median(cold_domination):6.3f} s")
+          f"{_median(lambda: render_dition(discs, cam, rng, options=opts, hand=hand))}")
+    print(f"  domination, 30 stacks, new camera each frame:      {_median(cold_domination)}")
 
     before = discs[:60]
     after = discs[:61]

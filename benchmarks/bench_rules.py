@@ -80,19 +80,18 @@ def dense_board(
     return position, free
 
 
-def covered_board(pitch: float) -> rd.Position:
-    """White discs on a hexagonal lattice whose overlap circles cover the board: Black has no
-    legal placement at all, so the existence search must examine every candidate."""
-    discs = []
-    row_height = pitch * np.sqrt(3) / 2
-    for j in range(int(19 / row_height) + 2):
-        y = min(0.5 + j * row_height, 19.5)
-        shift = (pitch / 2) * (j % 2)
-        for i in range(int(19 / pitch) + 2):
-            x = min(0.5 + shift + i * pitch, 19.5)
-            if all((x - d.x) ** 2 + (y - d.y) ** 2 >= 1 for d in discs[-30:]):
-                discs.append(rd.Disc(x, y, rd.Colour.WHITE))
-    return rd.Position(tuple(discs), rd.Colour.BLACK)
+def suicide_board() -> rd.Position:
+    """White discs on a 14 x 14 square lattice spanning the board (pitch 19/13): the only legal
+    spots are small patches round the square centres (1.03 from 4 discs), each within range of
+    exactly 4 white discs: every legal placement is suicide for Black, so the search for a
+    non-suicide placement must examine every candidate."""
+    pitch = 19 / 13
+    discs = tuple(
+        rd.Disc(0.5 + i * pitch, 0.5 + j * pitch, rd.Colour.WHITE)
+        for j in range(14)
+        for i in range(14)
+    )
+    return rd.Position(discs, rd.Colour.BLACK)
 
 
 def dition_figures() -> list[Figure]:
@@ -148,8 +147,9 @@ def dition_figures() -> list[Figure]:
     ]
 
     board200, _ = dense_board(200, rng)
-    covered = covered_board(1.5)
-    assert not rd.has_safe_placement(covered) and rd.has_safe_placement(board200)
+    hard = suicide_board()
+    assert rd.has_legal_placement(hard) and not rd.has_safe_placement(hard)
+    assert rd.has_safe_placement(board200)
     rows += [
         timed(
             f"dition: danger map at 0.05 (381x381), {len(board200.discs)} discs",
@@ -164,14 +164,14 @@ def dition_figures() -> list[Figure]:
             15,
         ),
         timed(
-            f"dition: any non-suicide placement? {len(covered.discs)} discs (no: full search)",
-            lambda: rd.has_safe_placement(covered),
+            f"dition: any non-suicide placement? {len(hard.discs)} discs (no: full search)",
+            lambda: rd.has_safe_placement(hard),
             "< 50 ms",
             15,
         ),
         timed(
-            f"dition: any legal placement (tie rule)? {len(covered.discs)} discs (no)",
-            lambda: rd.has_legal_placement(covered),
+            f"dition: any legal placement (tie rule)? {len(hard.discs)} discs (yes)",
+            lambda: rd.has_legal_placement(hard),
             "(info)",
             15,
         ),

@@ -15,8 +15,9 @@ captured pixels otherwise (vision.board's convention).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from calibration.errors import (
     BoardCalibrationError,
@@ -99,7 +100,7 @@ class BoardCalibration:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "BoardCalibration":
+    def from_dict(cls, data: Mapping[str, Any]) -> BoardCalibration:
         import numpy as np
 
         allowed = {"game", "method", "corners_px", "H_image_to_board", "rvec", "tvec",
@@ -187,6 +188,8 @@ def calibrate_board(
 
 #: a Dition fit on the drawn squares replaces a four-marker fit when their corners agree this well
 _LINES_AGREE_PX = 3.0
+#: ... and, with only two or three markers seen, this fraction of the image diagonal
+_LINES_AGREE_FRACTION = 0.02
 
 
 def _prefer_lines(frame: npt.NDArray[np.uint8], fit: BoardFit, params: BoardParams,
@@ -207,7 +210,10 @@ def _prefer_lines(frame: npt.NDArray[np.uint8], fit: BoardFit, params: BoardPara
         return fit
     markers_seen = len(list(fit.extra.get("marker_ids", ())))  # type: ignore[call-overload]
     shift = float(np.max(np.linalg.norm(lines.corners_px - fit.corners_px, axis=1)))
-    return lines if markers_seen < 4 or shift < _LINES_AGREE_PX else fit
+    # fewer markers extrapolate worse, but the lines must still be the same board
+    h, w = frame.shape[:2]
+    tolerance = _LINES_AGREE_PX if markers_seen >= 4 else _LINES_AGREE_FRACTION * math.hypot(w, h)
+    return lines if shift < tolerance else fit
 
 
 def _pose(frame: npt.NDArray[np.uint8], fit: BoardFit,

@@ -14,10 +14,11 @@ takes as `colours=`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from calibration.errors import ColoursTooCloseError, ColourSampleError, MalformedCalibrationError
+from calibration.errors import ColourSampleError, ColoursTooCloseError, MalformedCalibrationError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -68,8 +69,12 @@ class PieceColour:
 
 
 @dataclass(frozen=True)
-class ColourModel:
-    """The colours of one game's pieces as this camera sees them."""
+class ColourModel(Mapping[str, Bgr]):
+    """The colours of one game's pieces as this camera sees them.
+
+    It is also a read-only mapping {piece name: median BGR}, so `dict(model)` is the `colours`
+    argument of `vision.domination.read_tops` (same as `vision_colours()`).
+    """
 
     game: str
     pieces: tuple[PieceColour, ...]
@@ -78,9 +83,21 @@ class ColourModel:
     def names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.pieces)
 
+    def __getitem__(self, name: str) -> Bgr:
+        for p in self.pieces:
+            if p.name == name:
+                return (round(p.bgr[0]), round(p.bgr[1]), round(p.bgr[2]))
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
     def vision_colours(self) -> dict[str, Bgr]:
         """{name: BGR} for `vision.domination.read_tops(..., colours=...)`."""
-        return {p.name: (round(p.bgr[0]), round(p.bgr[1]), round(p.bgr[2])) for p in self.pieces}
+        return dict(self)
 
     def classify(self, bgr: npt.ArrayLike) -> list[str]:
         """Nearest piece (in the compared Lab channels) for each of (N, 3) BGR colours."""
@@ -96,7 +113,7 @@ class ColourModel:
                 "pieces": {p.name: p.to_dict() for p in self.pieces}}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "ColourModel":
+    def from_dict(cls, data: Mapping[str, Any]) -> ColourModel:
         if not isinstance(data, Mapping):
             raise MalformedCalibrationError(f"'colours' must be an object, got {type(data).__name__}")
         unknown = set(data) - {"game", "min_distance_lab", "pieces"}
@@ -168,7 +185,7 @@ def fit_colour_model(samples: Mapping[str, npt.ArrayLike], *, game: str,
         sigma = 1.4826 * np.median(np.abs(lab - med_lab), axis=0)  # robust (MAD) spread
         med_bgr = np.median(arr, axis=0)
         pieces.append(PieceColour(str(name), _triple(med_bgr), _triple(med_lab),
-                                  _triple(sigma), int(len(arr))))
+                                  _triple(sigma), len(arr)))
     ch = _channels(game)
     space = "a*b*" if game == "domination" else "L*a*b*"
     closest = math.inf
@@ -178,7 +195,14 @@ def fit_colour_model(samples: Mapping[str, npt.ArrayLike], *, game: str,
             d = float(np.linalg.norm(np.array(a.lab)[ch] - np.array(b.lab)[ch]))
             spread = float(np.linalg.norm(np.array(a.sigma_lab)[ch]) +
                            np.linalg.norm(np.array(b.sigma_lab)[ch]))
-            if d < params.min_distance_lab or d < params.min_separation_sigma * spread:
+            if d >= params.min_distance_lab and d < params.min_separation_sigma * spread:
+                wide = a if np.linalg.norm(a.sigma_lab) >= np.linalg.norm(b.sigma_lab) else b
+                raise ColoursTooCloseError(
+                    f"pieces {a.name!r} and {b.name!r} overlap in colour: {d:.1f} {space} units "
+                    f"apart but their pixels spread over {spread:.1f} (need "
+                    f"{params.min_separation_sigma:g} x less); are all the positions given for "
+                    f"{wide.name!r} really {wide.name!r} pieces, and is the light even?")
+            if d < params.min_distance_lab:
                 raise ColoursTooCloseError(
                     f"pieces {a.name!r} and {b.name!r} are too close in colour to tell apart: "
                     f"{d:.1f} {space} units apart (need {params.min_distance_lab:g}, and "

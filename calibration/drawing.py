@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from html import escape
-from typing import TYPE_CHECKING, Literal, Union
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     import numpy as np
@@ -79,7 +79,7 @@ class Text:
     tag: str = ""
 
 
-Item = Union[Rect, Line, Circle, Text]
+Item = Rect | Line | Circle | Text
 
 
 @dataclass(frozen=True)
@@ -346,8 +346,8 @@ def to_svg(drawing: Drawing) -> str:
     w, h = drawing.size_mm
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_f(w)}mm" height="{_f(h)}mm" '
-        f'viewBox="0 0 {_f(w)} {_f(h)}">',
+        (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_f(w)}mm" height="{_f(h)}mm" '
+        f'viewBox="0 0 {_f(w)} {_f(h)}">'),
         f"<title>{escape(drawing.title)}</title>",
         f'<rect x="0" y="0" width="{_f(w)}" height="{_f(h)}" fill="#ffffff"/>',
     ]

@@ -15,10 +15,16 @@ Refusals (clear errors, never a silently poor calibration):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from calibration.errors import TargetNotFoundError, TooFewViewsError, ViewsTooSimilarError
+from calibration.errors import (
+    ImageSizeMismatchError,
+    TargetNotFoundError,
+    TooFewViewsError,
+    ViewsTooSimilarError,
+)
 from calibration.target import CharucoSpec, charuco_board
 
 if TYPE_CHECKING:
@@ -26,6 +32,10 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from vision.camera import Intrinsics
+
+
+#: the target `referee print charuco` prints
+DEFAULT_SPEC = CharucoSpec()
 
 
 @dataclass(frozen=True)
@@ -97,7 +107,7 @@ class CameraCalibration:
         }
 
 
-def detect_target(image: npt.NDArray[np.uint8], spec: CharucoSpec = CharucoSpec(), *,
+def detect_target(image: npt.NDArray[np.uint8], spec: CharucoSpec = DEFAULT_SPEC, *,
                   min_corners: int = 1, source: str = "") -> TargetView:
     """The ChArUco corners in one BGR (or grey) image; raises `TargetNotFoundError` when fewer
     than `min_corners` are found."""
@@ -124,7 +134,7 @@ def detect_target(image: npt.NDArray[np.uint8], spec: CharucoSpec = CharucoSpec(
 
 def calibrate_camera(
     images: Iterable[npt.NDArray[np.uint8] | TargetView],
-    spec: CharucoSpec = CharucoSpec(),
+    spec: CharucoSpec = DEFAULT_SPEC,
     params: IntrinsicsParams = IntrinsicsParams(),
     *,
     names: Sequence[str] | None = None,
@@ -143,8 +153,8 @@ def calibrate_camera(
                 rejected.append((name, str(exc)))
                 continue
         if len(view.ids) < params.min_corners:
-            rejected.append((name, f"only {len(view.ids)} target corners seen (need "
-                                   f"{params.min_corners})"))
+            rejected.append((name, (f"only {len(view.ids)} target corners seen (need "
+                                   f"{params.min_corners})")))
             continue
         views.append(view)
     return _calibrate_views(views, rejected, spec, params)
@@ -165,7 +175,9 @@ def _calibrate_views(views: list[TargetView], rejected: list[tuple[str, str]],
             + (f" (rejected: {detail})" if detail else ""))
     sizes = {v.image_size for v in views}
     if len(sizes) != 1:
-        raise ValueError(f"all calibration images must have the same size, got {sorted(sizes)}")
+        raise ImageSizeMismatchError(
+            "all calibration images must have the same size (the size the referee will use), "
+            f"got {', '.join(f'{w}x{h}' for w, h in sorted(sizes))}")
     image_size = sizes.pop()
     distinct = _distinct_poses(views, spec, image_size, params.same_pose_fraction)
     if distinct < params.min_views:

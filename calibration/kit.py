@@ -111,8 +111,8 @@ def dition_board(disc_mm: float, options: BoardPrint = BoardPrint()) -> Drawing:
                           f"Dition - discs of {u:g} mm - playing area {DITION_SIZE * u:g} mm "
                           "square - print at 100%", max(3.0, 0.3 * u), GREY, anchor="middle",
                           tag="label"))
-    notes = (f"Board for discs of {u:g} mm: the outer square measures {DITION_SIZE * u:g} mm "
-             f"between line centres, the inner one {(DITION_INNER[1] - DITION_INNER[0]) * u:g} mm.",)
+    notes = ((f"Board for discs of {u:g} mm: the outer square measures {DITION_SIZE * u:g} mm "
+             f"between line centres, the inner one {(DITION_INNER[1] - DITION_INNER[0]) * u:g} mm."),)
     return Drawing(size, tuple(items), title=f"Dition board, {u:g} mm discs", notes=notes,
                    mm_per_unit=u, board_origin_mm=origin)
 

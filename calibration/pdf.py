@@ -11,9 +11,10 @@ Page labels and a scale-check bar sit in the margins, outside the drawing.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from calibration.drawing import (
     BLACK,
@@ -267,6 +268,10 @@ def _tile_page(canvas: Canvas, drawing: Drawing, tile: Tile, layout: PageLayout,
         y = m + ch - ov
         marks.append(Line((m, y), (m + cw, y), 0.25, GREY, dash_mm=(3.0, 2.0), tag="overlap"))
         marks += _cross(m / 2, m + ch - ov / 2) + _cross(pw - m / 2, m + ch - ov / 2)
+        # inside the strip the page below will cover
+        marks.append(Text((m + cw / 2, m + ch - ov / 2 + 1.0),
+                          f"lay page {_label(tile.row + 1, tile.col)} over this strip", 2.5, GREY,
+                          anchor="middle"))
     if tile.col > 0:  # this page's left margin is cut off: crop marks at the content edge
         marks += _crop_marks_vertical(m, m, ch)
         marks += _cross(m + ov / 2, m / 2) + _cross(m + ov / 2, ph - m / 2)

@@ -16,9 +16,12 @@ from calibration.kit import BoardPrint, dition_board, domination_board, measurin
 from calibration.pdf import PageLayout, PdfPlan, write_pdf
 from calibration.target import CharucoSpec, charuco_sheet
 
-#: PNG resolution: 300 dpi for pages, less for big boards (keeps the preview a sane size)
+#: PNG resolution: 300 dpi for pages; big boards get at most MAX_PNG_SIDE_PX (a preview)
 PAGE_PNG_PX_PER_MM = 300 / 25.4
-MAX_PNG_SIDE_PX = 6000
+MAX_PNG_SIDE_PX = 4000
+A4_LAYOUT = PageLayout()
+DEFAULT_SPEC = CharucoSpec()
+DEFAULT_BOARD = BoardPrint()
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class Written:
 
 
 def write_item(drawing: Drawing, out_dir: str | Path, stem: str,
-               layout: PageLayout = PageLayout()) -> Written:
+               layout: PageLayout = A4_LAYOUT) -> Written:
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -53,20 +56,20 @@ def write_item(drawing: Drawing, out_dir: str | Path, stem: str,
     return Written(pdf, svg, png, plan, drawing)
 
 
-def print_charuco(out_dir: str | Path, spec: CharucoSpec = CharucoSpec(),
+def print_charuco(out_dir: str | Path, spec: CharucoSpec = DEFAULT_SPEC,
                   paper: str = "a4") -> Written:
     return write_item(charuco_sheet(spec, paper), out_dir, f"charuco-{paper}",
                       PageLayout(paper=paper))
 
 
 def print_dition_board(out_dir: str | Path, disc_mm: float, paper: str = "a4",
-                       options: BoardPrint = BoardPrint()) -> Written:
+                       options: BoardPrint = DEFAULT_BOARD) -> Written:
     return write_item(dition_board(disc_mm, options), out_dir,
                       f"dition-board-{disc_mm:g}mm-{paper}", PageLayout(paper=paper))
 
 
 def print_domination_board(out_dir: str | Path, cell_mm: float, paper: str = "a4",
-                           options: BoardPrint = BoardPrint()) -> Written:
+                           options: BoardPrint = DEFAULT_BOARD) -> Written:
     return write_item(domination_board(cell_mm, options), out_dir,
                       f"domination-board-{cell_mm:g}mm-{paper}", PageLayout(paper=paper))
 

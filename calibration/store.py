@@ -17,10 +17,11 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from calibration.board import BoardCalibration
 from calibration.colour import ColourModel
@@ -43,7 +44,7 @@ _KEYS = {"version", "image_size", "intrinsics", "board", "colours", "camera_cont
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,10 +68,34 @@ class Calibration:
                 f"the intrinsics were made for {_wh(self.intrinsics.image_size)} px but the "
                 f"calibration is for {_wh(size)} px")
 
-    def with_changes(self, **changes: Any) -> "Calibration":
+    def with_changes(self, **changes: Any) -> Calibration:
         """A copy with some parts replaced (and a new creation time)."""
         changes.setdefault("created", _now())
         return replace(self, **changes)
+
+    def summary(self) -> dict[str, Any]:
+        """A short JSON-able account for status pages (what is calibrated, how well)."""
+        camera = dict(self.quality.get("camera", {})) if isinstance(
+            self.quality.get("camera"), Mapping) else {}
+        board = None
+        if self.board is not None:
+            centre = self.board.camera_centre_board
+            board = {"game": self.board.game, "method": self.board.method,
+                     "with_intrinsics": self.board.undistorted,
+                     "camera_height_board": None if centre is None else round(-centre[2], 3),
+                     "tilt_deg": None if self.board.tilt_deg is None
+                     else round(self.board.tilt_deg, 2)}
+        return {
+            "image_size": list(self.image_size),
+            "intrinsics": None if self.intrinsics is None else {
+                "rms_px": camera.get("rms_px"),
+                "fx": round(float(self.intrinsics.camera_matrix[0, 0]), 2),
+                "distortion": self.intrinsics.has_distortion},
+            "board": board,
+            "colours": None if self.colours is None else {
+                "game": self.colours.game, "pieces": list(self.colours.names())},
+            "created": self.created,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -85,7 +110,7 @@ class Calibration:
         }
 
     @classmethod
-    def from_dict(cls, data: Any, *, source: str = "calibration") -> "Calibration":
+    def from_dict(cls, data: Any, *, source: str = "calibration") -> Calibration:
         from vision.camera import Intrinsics
         from vision.errors import VisionError
 
@@ -205,6 +230,20 @@ def check_frame(calibration: Calibration, frame: npt.NDArray[np.uint8] | Any) ->
     if shape is None or len(shape) < 2:
         raise ImageSizeMismatchError(f"expected an image array, got {type(frame).__name__}")
     _check_size(calibration, (int(shape[1]), int(shape[0])), "calibration")
+
+
+def check_calibration(calibration: Calibration, frame: npt.NDArray[np.uint8], *,
+                      tolerance_px: float = 3.0) -> float | None:
+    """Everything a frame can contradict: its size (`ImageSizeMismatchError`) and, when a board
+    is stored, the board's place in the picture (`BoardMismatchError`). Returns the largest
+    corner shift in px (None without a stored board)."""
+    from calibration.board import check_board
+
+    check_frame(calibration, frame)
+    if calibration.board is None:
+        return None
+    return check_board(calibration.board, frame, intrinsics=calibration.intrinsics,
+                       tolerance_px=tolerance_px)
 
 
 def _check_size(calibration: Calibration, size: tuple[int, int], source: str) -> None:

@@ -52,7 +52,7 @@ class CharucoSpec:
                 "marker_mm": self.marker_mm, "dictionary": self.dictionary}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CharucoSpec":
+    def from_dict(cls, data: dict[str, Any]) -> CharucoSpec:
         return cls(tuple(data["squares"]), float(data["square_mm"]),  # type: ignore[arg-type]
                    float(data["marker_mm"]), str(data["dictionary"]))
 

@@ -29,7 +29,8 @@ SNAPSHOT_EVENTS = {"move", "illegal", "end", "answer", "question", "warning", "s
 
 @dataclass(frozen=True)
 class LoopSettings:
-    agree_frames: int = 2  # identical settled readings needed before acting
+    agree_frames: int = 1  # identical settled readings needed (the scene monitor already
+    #                        requires a few quiet frames before it says "settled")
     use_motion: bool = True  # False for a folder of stills: each still is settled if no hand
     refind_every: int = 25  # frames between checks that the board has not moved
     snapshot_quality: int = 80

@@ -402,8 +402,9 @@ def judge_placement(position: Position, x: float, y: float) -> Verdict:
     legality, d2 = _check(position, x, y)
     if not legality.legal:
         raise IllegalPlacementError(
-            f"illegal placement at {_fmt(x, y)} for {position.to_move.value} "
-            f"(move {position.move_number}): {legality.reason}: {legality.detail}"
+            f"illegal placement at {_fmt(x, y)} for {position.to_move.value} (move "
+            f"{position.move_number}, {len(position.discs)} discs on the board): "
+            f"{legality.reason}: {legality.detail}"
         )
     mover = position.to_move
     placed = Disc(x, y, mover)
@@ -531,7 +532,9 @@ def status(discs: Position | Sequence[Disc]) -> StatusReport:
     overlapping = tuple((int(i), int(j)) for i, j in overlap)
     if overlapping:
         flags |= Status.OVERLAP
-    off = tuple(i for i, d in enumerate(position.discs) if not on_board(d.x, d.y))
+    c = position.centres
+    inside = ((c >= CENTRE_MIN) & (c <= CENTRE_MAX)).all(axis=1)
+    off = tuple(np.flatnonzero(~inside).tolist())
     if off:
         flags |= Status.OFF_BOARD
     doomed = tuple(int(i) for i in np.flatnonzero(opponent_counts(position) >= DISAPPEAR_COUNT))

@@ -86,33 +86,55 @@ def grid_axis(resolution: float) -> np.ndarray:
 def _count_within(
     axis: np.ndarray, resolution: float, centres: np.ndarray, radius: float, radius_sq: float
 ) -> np.ndarray:
-    """`(n*n,)` for every grid point (row-major, y then x): how many centres have squared
-    distance < `radius_sq` from it. Vectorised over discs (in chunks that bound memory)."""
+    """`(n, n)` `[iy, ix]` for every grid point: how many centres have squared distance
+    < `radius_sq` from it.
+
+    For one disc and one grid row the hits form a run of columns (the squared distance is
+    unimodal along the row, also in floats: rounded subtraction, squaring and addition are
+    monotone). Its two ends are found by binary search with the exact test, vectorised over all
+    (disc, row) pairs, and the runs are added with a difference array: O(discs x rows x log)."""
     n = len(axis)
-    counts = np.zeros(n * n, dtype=np.int64)
     if not len(centres):
-        return counts
-    width = math.ceil(2 * radius / resolution) + 4
-    offsets = np.arange(width)
-    chunk = max(1, 2_000_000 // (width * width))
-    for start in range(0, len(centres), chunk):
-        c = centres[start : start + chunk]
-        spans = []
-        for k in (0, 1):
-            first = np.floor((c[:, k] - radius - axis[0]) / resolution).astype(np.intp) - 1
-            index = first[:, None] + offsets  # (M, W)
-            inside = (index >= 0) & (index < n)
-            index = np.clip(index, 0, n - 1)
-            delta = c[:, k : k + 1] - axis[index]
-            delta_sq = delta * delta
-            delta_sq[~inside] = np.inf
-            spans.append((index, delta_sq))
-        (ix, dx2), (iy, dy2) = spans
-        d2 = dx2[:, None, :] + dy2[:, :, None]  # (M, Wy, Wx); a + b == b + a exactly
-        hit = d2 < radius_sq
-        flat = (iy[:, :, None] * n + ix[:, None, :])[hit]
-        counts += np.bincount(flat, minlength=n * n)
-    return counts
+        return np.zeros((n, n), dtype=np.int64)
+    cx, cy = centres[:, 0:1], centres[:, 1:2]
+    reach = math.ceil(radius / resolution) + 2
+    # the column nearest each disc (exactly: the smallest dx^2 among the 3 around the estimate)
+    guess = np.clip(np.rint((centres[:, 0] - axis[0]) / resolution).astype(np.intp), 0, n - 1)
+    near = np.clip(guess[:, None] + np.array([-1, 0, 1]), 0, n - 1)
+    dx = cx - axis[near]
+    centre = near[np.arange(len(near)), np.argmin(dx * dx, axis=1)][:, None]  # (M, 1)
+    # every row that can hold a hit, with its dy^2 (inf outside the grid)
+    rows = np.rint((centres[:, 1] - axis[0]) / resolution).astype(np.intp)[:, None]
+    rows = rows + np.arange(-reach, reach + 1)  # (M, R)
+    valid = (rows >= 0) & (rows < n)
+    rows = np.clip(rows, 0, n - 1)
+    dy = cy - axis[rows]
+    dy2 = np.where(valid, dy * dy, np.inf)
+
+    def hit(col: np.ndarray) -> np.ndarray:
+        d = cx - axis[col]
+        return d * d + dy2 < radius_sq  # == dx*dx + dy*dy of judge_placement (a + b == b + a)
+
+    centre = np.broadcast_to(centre, rows.shape)
+    inside = hit(centre)
+    lo = np.maximum(centre - reach, 0)  # the first hit is in [lo, left_hi]; left_hi hits
+    left_hi, right_lo = centre.copy(), centre.copy()
+    right_hi = np.minimum(centre + reach, n - 1)  # last hit in [right_lo, right_hi]
+    for _ in range(max(1, math.ceil(math.log2(reach + 1)) + 1)):
+        mid = (lo + left_hi) // 2
+        ok = hit(mid)
+        left_hi = np.where(ok, mid, left_hi)
+        lo = np.where(ok, lo, np.minimum(mid + 1, left_hi))
+        mid = (right_lo + right_hi + 1) // 2
+        ok = hit(mid)
+        right_lo = np.where(ok, mid, right_lo)
+        right_hi = np.where(ok, right_hi, np.maximum(mid - 1, right_lo))
+    first, last = left_hi[inside], right_lo[inside]
+    row = rows[inside]
+    width = n + 1
+    diff = np.bincount(row * width + first, minlength=n * width)
+    diff -= np.bincount(row * width + last + 1, minlength=n * width)
+    return np.cumsum(diff.reshape(n, width), axis=1)[:, :n]
 
 
 def danger_map(
@@ -128,7 +150,7 @@ def danger_map(
         )
     axis = grid_axis(res)
     n = len(axis)
-    codes = np.full(n * n, Danger.SAFE, dtype=np.uint8)
+    codes = np.full((n, n), Danger.SAFE, dtype=np.uint8)
     if position.winner is not None:
         codes[:] = Danger.ILLEGAL
     elif position.discs:
@@ -145,9 +167,8 @@ def danger_map(
         codes[dies & kills] = Danger.SACRIFICE
         codes[dies & ~kills] = Danger.SUICIDE
         codes[overlap] = Danger.ILLEGAL
-    grid = codes.reshape(n, n)
-    grid.setflags(write=False)
-    return DangerMap(grid, axis, axis, res, side)
+    codes.setflags(write=False)
+    return DangerMap(codes, axis, axis, res, side)
 
 
 # --- existence of placements ----------------------------------------------------------------------
@@ -379,4 +400,6 @@ def find_safe_placement(position: Position, colour: Colour | None = None) -> Pla
     Non-suicide means the placed disc has at most 3 opponent discs within range, or it removes at
     least one opponent disc (a sacrifice is not suicide). None is exact; see the module notes."""
     side = position.to_move if colour is None else _colour(colour, "colour")
+    if _find(position, side, safe=False) is None:
+        return None  # no legal placement at all (cheap to decide): none that is safe either
     return _find(position, side, safe=True)

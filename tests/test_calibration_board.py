@@ -37,7 +37,7 @@ def dition_scene():
 def test_pose_from_markers_matches_the_true_camera(dition_scene) -> None:
     cam, frame = dition_scene
     board = calibrate_board(frame.image, game="dition", intrinsics=_intrinsics(cam))
-    assert board.method == "aruco" and board.undistorted
+    assert board.method in ("aruco", "lines") and board.undistorted
     truth_centre = cam.centre_world
     height = -truth_centre[2]
     centre = np.array(board.camera_centre_board)
@@ -46,6 +46,23 @@ def test_pose_from_markers_matches_the_true_camera(dition_scene) -> None:
     assert board.tilt_deg == pytest.approx(22.0, abs=0.3)
     assert board.reprojection_px is not None and board.reprojection_px < 0.6
     assert np.max(np.abs(board.corners_px - np.array(frame.truth["corners_px"]))) < 0.6
+
+
+def test_two_markers_out_of_view_fall_back_on_the_drawn_squares() -> None:
+    """Markers 0 and 1 leave the picture: two markers would extrapolate over the board, the
+    drawn squares span it."""
+    from vision.board import detect_aruco_markers
+
+    cam = look_at_board("dition", image_size=SIZE, focal_px=1359.3, height_units=26.0,
+                        tilt_deg=18, tilt_azimuth_deg=-90, distortion=LENS)
+    frame = render_dition([SimDisc(4.0, 6.0, "black")], cam, np.random.default_rng(1),
+                          options=OPTIONS)
+    assert sorted(detect_aruco_markers(frame.image, "dition")) == [2, 3]
+    board = calibrate_board(frame.image, game="dition", intrinsics=_intrinsics(cam))
+    assert board.method == "lines"
+    assert np.max(np.abs(board.corners_px - np.array(frame.truth["corners_px"]))) < 0.3
+    height = -cam.centre_world[2]
+    assert np.linalg.norm(np.array(board.camera_centre_board) - cam.centre_world) < 0.002 * height
 
 
 def test_homography_maps_undistorted_pixels_to_the_board(dition_scene) -> None:
@@ -59,7 +76,7 @@ def test_homography_maps_undistorted_pixels_to_the_board(dition_scene) -> None:
 
 
 def test_without_intrinsics_there_is_no_pose_and_distortion_shows(dition_scene) -> None:
-    cam, frame = dition_scene
+    _cam, frame = dition_scene
     board = calibrate_board(frame.image, game="dition")
     assert board.rvec is None and board.camera_centre_board is None and not board.undistorted
     # the barrel lens bends the board: four corners from a plain homography are off by pixels
@@ -112,6 +129,23 @@ def test_check_board_accepts_the_same_picture_and_refuses_a_moved_board(dition_s
     grey = np.full_like(frame.image, 120)
     with pytest.raises(BoardMismatchError, match="not found"):
         check_board(board, grey, intrinsics=intr)
+
+
+def test_a_stored_calibration_is_checked_against_new_frames(dition_scene, tmp_path) -> None:
+    from calibration.store import Calibration, check_calibration, load_calibration, save_calibration
+
+    cam, frame = dition_scene
+    intr = _intrinsics(cam)
+    board = calibrate_board(frame.image, game="dition", intrinsics=intr)
+    path = save_calibration(Calibration(SIZE, intr, board), tmp_path / "cal.json")
+    stored = load_calibration(path)
+    assert check_calibration(stored, frame.image) < 1.0
+    later = render_dition([SimDisc(9.0, 9.0, "black")], cam, np.random.default_rng(4),
+                          options=OPTIONS)
+    assert check_calibration(stored, later.image) < 1.0  # same board, a disc more
+    with pytest.raises(ImageSizeMismatchError):
+        check_calibration(stored, later.image[:600])
+    assert check_calibration(Calibration(SIZE), later.image) is None
 
 
 def test_domination_board_with_markers_in_the_cut_corners() -> None:

@@ -15,7 +15,7 @@ from calibration.colour import (
     sample_pieces,
     standard_start_cells,
 )
-from calibration.errors import ColoursTooCloseError, ColourSampleError, MalformedCalibrationError
+from calibration.errors import ColourSampleError, ColoursTooCloseError, MalformedCalibrationError
 from hardware.sim import RenderOptions, SimDisc, look_at_board, render_dition, render_domination
 
 SIZE = (1640, 1232)
@@ -67,6 +67,18 @@ def test_too_close_piece_colours_are_refused(domination_start) -> None:
                               options=RenderOptions.random(rng, supersample=2))
     with pytest.raises(ColoursTooCloseError, match="'G' and 'R'"):
         colours_from_start(frame.image, board, players=("G", "R"))
+
+
+def test_a_wrongly_named_piece_is_caught(domination_start) -> None:
+    from calibration.colour import cell_centre_board
+
+    _, frame, board = domination_start
+    # b7 is green but d7 is red: "G" sampled on both is no colour at all
+    positions = {"G": [cell_centre_board("b7"), cell_centre_board("d7")],
+                 "R": [cell_centre_board("e7")]}
+    samples = sample_pieces(frame.image, board, positions, piece_diameter_board=0.8)
+    with pytest.raises(ColoursTooCloseError, match="really 'G' pieces"):
+        fit_colour_model(samples, game="domination")
 
 
 def test_dition_black_and_white_discs() -> None:

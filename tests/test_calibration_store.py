@@ -67,6 +67,20 @@ def test_round_trip(tmp_path: Path, rng: np.random.Generator) -> None:
     assert back.to_dict() == cal.to_dict()
 
 
+def test_summary_and_colours_as_a_mapping(rng: np.random.Generator) -> None:
+    cal = _calibration(rng)
+    summary = cal.summary()
+    json.dumps(summary)  # JSON-able for the status page
+    assert summary["board"]["game"] == "dition" and summary["colours"]["pieces"] == ["black", "white"]
+    assert summary["intrinsics"]["fx"] == pytest.approx(cal.intrinsics.camera_matrix[0, 0], abs=0.01)
+    assert summary["board"]["camera_height_board"] > 0
+    # the colour model is the {name: BGR} mapping the vision takes
+    colours = dict(cal.colours)
+    assert set(colours) == {"black", "white"}
+    assert colours["black"][0] < 60 and colours["white"][0] > 200
+    assert Calibration((640, 480)).summary()["intrinsics"] is None
+
+
 def test_an_empty_calibration_is_valid(tmp_path: Path) -> None:
     path = save_calibration(Calibration((640, 480)), tmp_path / "c.json")
     back = load_calibration(path, image_size=(640, 480))

@@ -196,3 +196,13 @@ def test_judge_agrees_with_the_engine() -> None:
         assert answer["outcome"] == verdict.outcome.value
         assert answer["removed"] == list(verdict.removed)
         assert answer["opponents_in_range"] == list(verdict.opponents_in_range)
+
+
+def test_a_broken_game_module_does_not_stop_the_others(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "broken_game_for_judge_test.py").write_text("raise RuntimeError('half written')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(GAMES, "domination", "broken_game_for_judge_test")
+    assert judge_line('{"game": "domination"}') == {"error": "game 'domination' is not available"}
+    assert judge_line(json.dumps(CAPTURE))["outcome"] == "capture"

@@ -184,6 +184,39 @@ def test_invariant_under_the_8_symmetries(case: tuple[rd.Position, tuple[float, 
         assert summary(transformed(position, f), *f(x, y)) == expected
 
 
+def near_a_threshold(position: rd.Position, x: float, y: float) -> bool:
+    """Whether some distance (between discs or to the placement) is within 1e-9 of 1 or 2."""
+    points = [(d.x, d.y) for d in position.discs] + [(x, y)]
+    for k, p in enumerate(points):
+        for q in points[k + 1 :]:
+            d2 = (p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2
+            if abs(d2 - 1.0) < 1e-9 or abs(d2 - 4.0) < 1e-9:
+                return True
+    return False
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(5.0, 9.0), st.floats(5.0, 9.0), st.sampled_from([B, W])), max_size=14
+    ),
+    st.floats(5.0, 9.0),
+    st.floats(5.0, 9.0),
+    st.sampled_from([B, W]),
+)
+def test_symmetries_with_arbitrary_floats(items, x: float, y: float, to_move) -> None:
+    """Off the 1/16 grid, mirroring rounds (20 - x): verdicts agree unless a distance lies within
+    1e-9 of a threshold, where the rounding may legitimately tip it."""
+    position = rd.Position(tuple(rd.Disc(a, b, c) for a, b, c in items), to_move)
+    expected = summary(position, x, y)
+    for f in SYMMETRIES[1:]:
+        image = transformed(position, f)
+        fx, fy = f(x, y)
+        if near_a_threshold(position, x, y) or near_a_threshold(image, fx, fy):
+            continue
+        assert summary(image, fx, fy) == expected
+
+
 @settings(max_examples=150, deadline=None)
 @given(played(margin=2.0), st.integers(-32, 32), st.integers(-32, 32))
 def test_invariant_under_translation_away_from_edges(

@@ -18,7 +18,12 @@ from test_print_render import PT_PER_MM, page_size_mm, render_page
 from calibration.errors import PrintLayoutError
 from calibration.kit import dition_board, domination_board, measuring_card
 from calibration.pdf import PAPER_MM, PageLayout, plan_pages
-from calibration.printing import print_card, print_charuco, print_dition_board, print_domination_board
+from calibration.printing import (
+    print_card,
+    print_charuco,
+    print_dition_board,
+    print_domination_board,
+)
 from calibration.target import CharucoSpec, charuco_board
 
 A4_PT = (595.2756, 841.8898)
@@ -286,6 +291,18 @@ def test_tiles_cover_the_drawing_with_the_promised_overlap(w: float, h: float, p
     assert (rows - 1) * ch - (rows - 2) * layout.overlap_mm < h or rows == 1
 
 
+def test_no_tint_prints_ink_only(tmp_path: Path) -> None:
+    from calibration.kit import BoardPrint
+
+    written = print_domination_board(tmp_path, 20.0, "a4", BoardPrint(tint=False))
+    reader = PdfReader(str(written.pdf))
+    fills = {tuple(round(v, 3) for v in p["fill"]) for p in _paths(reader, 0)
+             if p["op"] in ("f", "f*")}
+    assert fills <= {(0.0, 0.0, 0.0), (1.0, 1.0, 1.0)}  # marker black, cells / quiet zones white
+    image = render_page(reader, 0, 8.0)
+    assert set(_markers(image, 8.0)) == {4, 5, 6, 7}
+
+
 def test_bad_sizes_and_papers_are_refused() -> None:
     with pytest.raises(PrintLayoutError, match="disc_mm must be between 10 and 80"):
         dition_board(5.0)
@@ -316,6 +333,21 @@ def test_cli_prints_json_and_writes_pdf_svg_png(tmp_path: Path, capsys) -> None:
     assert json.loads(capsys.readouterr().out)["pages"] == 1
     assert main(["print", "charuco", "--out", str(tmp_path)]) == 0
     capsys.readouterr()
+
+
+def test_svg_is_at_true_size(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    written = print_dition_board(tmp_path, 32.0, "a4")
+    root = ET.parse(written.svg).getroot()
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    assert root.get("width") == "819.2mm" and root.get("viewBox") == "0 0 819.2 819.2"
+    black = [r for r in root.findall("s:rect", ns) if r.get("fill") == "#000000"]
+    assert len(black) == 4
+    assert all(float(r.get("width")) == pytest.approx(48.0) for r in black)  # 1.5 discs
+    squares = [r for r in root.findall("s:rect", ns) if r.get("stroke") is not None
+               and float(r.get("stroke-width")) == pytest.approx(0.06 * 32)]
+    assert sorted(float(r.get("width")) for r in squares) == pytest.approx([14 * 32, 20 * 32])
 
 
 def test_cli_refuses_bad_sizes_with_a_message(tmp_path: Path, capsys) -> None:

@@ -52,3 +52,27 @@ def test_printed_board_looks_like_the_simulated_plate(game: str, unit_mm: float)
     light = ~(dark_p | dark_s)
     diff = np.abs(printed[:h, :w].astype(int) - simulated[:h, :w].astype(int)).max(axis=2)
     assert np.median(diff[light]) <= 3
+
+
+@pytest.mark.parametrize(("game", "unit_mm"), [("dition", 30.0), ("domination", 32.0)])
+def test_a_photo_of_the_printed_board_is_found_where_it_is(game: str, unit_mm: float) -> None:
+    """Photograph the print itself (its raster as a flat sheet, world units = mm) and let the
+    vision find the board: the corners land where the drawing says board corners are."""
+    from hardware.sim.camera import camera_for_target
+    from hardware.sim.options import RenderOptions
+    from hardware.sim.render import render_planar_target
+    from vision.board import find_board
+
+    drawing = kit.dition_board(unit_mm) if game == "dition" else kit.domination_board(unit_mm)
+    px_per_mm = 1000.0 / max(drawing.size_mm)  # about 1000 px across
+    texture = rasterize(drawing, px_per_mm)
+    size = (texture.shape[1] / px_per_mm, texture.shape[0] / px_per_mm)  # mm, as rasterized
+    rng = np.random.default_rng(3)
+    cam = camera_for_target(rng, size, (1640, 1232), max_tilt_deg=20, distortion=False,
+                            fill=(0.85, 0.95))
+    image = render_planar_target(texture, size, cam, rng, options=RenderOptions(supersample=2))
+    fit = find_board(image, game=game)
+    side = 20.0 if game == "dition" else 8.0
+    corners_mm = [drawing.board_to_mm(c) for c in ((0, 0), (side, 0), (side, side), (0, side))]
+    truth_px = cam.project(np.array([[x, y, 0.0] for x, y in corners_mm]))
+    assert np.max(np.linalg.norm(fit.corners_px - truth_px, axis=1)) < 1.0

@@ -31,7 +31,7 @@ class _State:
     width_pt: float = 1.0
     clip: tuple[float, float, float, float] | None = None  # device px x0, y0, x1, y1
 
-    def copy(self) -> "_State":
+    def copy(self) -> _State:
         return _State(self.ctm.copy(), self.fill, self.stroke, self.width_pt, self.clip)
 
 
@@ -107,15 +107,15 @@ def render_page(reader: PdfReader, index: int, px_per_mm: float, supersample: in
                 state.clip = (pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max())
                 pending_clip = False
             if o in ("f", "f*", "F", "B", "B*", "b", "b*"):
-                _paint(image, state.clip, lambda img: cv2.fillPoly(
-                    img, [np.round(p * (1 << SHIFT)).astype(np.int32) for p in polys],
-                    state.fill, cv2.LINE_8, SHIFT))
+                fixed = [np.round(p * (1 << SHIFT)).astype(np.int32) for p in polys]
+                _paint(image, state.clip, lambda img, f=fixed, c=state.fill: cv2.fillPoly(
+                    img, f, c, cv2.LINE_8, SHIFT))
             if o in ("S", "s", "B", "B*", "b", "b*"):
                 scale = float(np.sqrt(abs(np.linalg.det(to_px[:2, :2]))))
                 thick = max(1, round(state.width_pt * scale))
-                _paint(image, state.clip, lambda img: cv2.polylines(
-                    img, [np.round(p * (1 << SHIFT)).astype(np.int32) for p in polys], False,
-                    state.stroke, thick, cv2.LINE_8, SHIFT))
+                fixed = [np.round(p * (1 << SHIFT)).astype(np.int32) for p in polys]
+                _paint(image, state.clip, lambda img, f=fixed, c=state.stroke, t=thick:
+                       cv2.polylines(img, f, False, c, t, cv2.LINE_8, SHIFT))
             path = []
     return image
 

@@ -19,7 +19,7 @@ from referee.log import MatchLog
 from referee.loop import LoopSettings, Referee
 from referee.simtable import Pace, scripted_match
 
-FAST = Pace(still=2, hand=3, verdict=3, end=3)
+FAST = Pace(still=2, hand=3, verdict=5, end=3)
 
 
 def run_table(table: Any, match: Any, log: MatchLog, **kw: Any) -> tuple[Referee, list[dict]]:
@@ -47,7 +47,7 @@ def _close(a: tuple[float, float], b: tuple[float, float], tol: float) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [11])
 def test_dition_match_refereed_from_frames(tmp_path: Path, seed: int) -> None:
-    pace = Pace(still=2, hand=3, verdict=3, end=3, bump_every=9, drop_every=7)
+    pace = Pace(still=2, hand=3, verdict=5, end=3, bump_every=9, drop_every=7)
     table, turns = scripted_match("dition", seed, pace=pace, size=(1024, 768), min_moves=10,
                                   max_moves=30)
     log = MatchLog(tmp_path / "m.sqlite")

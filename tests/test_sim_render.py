@@ -9,8 +9,15 @@ import numpy as np
 import pytest
 
 from hardware.sim import (
-    HandPose, RenderOptions, SimDisc, camera_for_target, look_at_board, random_camera,
-    render_dition, render_domination, render_planar_target,
+    HandPose,
+    RenderOptions,
+    SimDisc,
+    camera_for_target,
+    look_at_board,
+    random_camera,
+    render_dition,
+    render_domination,
+    render_planar_target,
 )
 from hardware.sim.layout import DOMINATION_COLOURS, board_corners, playable_cells
 
@@ -81,7 +88,7 @@ def test_disc_faces_have_their_colours() -> None:
     for d, t in zip(discs, r.truth["discs"]):
         # a point between the centre dot and the rim of the top face
         p = cam.project(np.array([[d.x + 0.32, d.y, -0.08]]))[0]
-        level = grey[int(round(p[1])), int(round(p[0]))]
+        level = grey[round(float(p[1])), round(float(p[0]))]
         assert (level < 60) if d.colour == "black" else (level > 215), (d, level)
         dot = np.array(t["centre_px"]).round().astype(int)
         assert 100 < grey[dot[1], dot[0]] < 160  # the grey centre dot
@@ -148,6 +155,9 @@ def test_hand_covers_the_pieces_under_it() -> None:
     changed = np.abs(r.image.astype(int) - bare.image.astype(int)).max(axis=2) > 30
     rows = np.flatnonzero(changed.any(axis=1))
     assert rows.max() == SIZE[1] - 1
+    x0, y0, x1, y1 = r.truth["hand_box_px"]
+    assert y1 == SIZE[1] and x0 <= c[0] < x1 and y0 <= c[1] < y1
+    assert bare.truth["hand_box_px"] is None
 
 
 def test_random_options_are_valid_and_varied() -> None:
@@ -189,3 +199,22 @@ def test_camera_for_target_keeps_it_in_view() -> None:
         cam = camera_for_target(rng, (10.0, 7.0), SIZE, max_tilt_deg=40.0)
         px = cam.project(np.array([[0, 0, 0], [10, 0, 0], [10, 7, 0], [0, 7, 0]], float))
         assert np.all(px >= 0) and np.all(px[:, 0] < SIZE[0]) and np.all(px[:, 1] < SIZE[1])
+
+
+def test_planar_charuco_target_is_detected_where_the_model_says() -> None:
+    """What the calibration needs: a ChArUco sheet seen under varied poses and picture effects."""
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_100)
+    board = cv2.aruco.CharucoBoard((9, 6), 1.0, 0.75, dictionary)
+    tex = board.generateImage((900, 600), marginSize=0)
+    detector = cv2.aruco.CharucoDetector(board)
+    rng = np.random.default_rng(3)
+    # exact picture: the detector's sub-pixel corners agree with the model; with noise, blur,
+    # glare and JPEG the detector itself is the limit
+    for opts, tol_px in ((RenderOptions.clean(), 0.2), (RenderOptions.random(rng), 0.5)):
+        cam = camera_for_target(rng, (9.0, 6.0), SIZE)
+        img = render_planar_target(tex, (9.0, 6.0), cam, rng, options=opts)
+        corners, ids, _, _ = detector.detectBoard(img)
+        assert ids is not None and len(ids) >= 30
+        model = cam.project(board.getChessboardCorners()[ids.ravel()])
+        err = np.linalg.norm(model - corners.reshape(-1, 2), axis=1)
+        assert err.max() < tol_px and err.mean() < tol_px / 2.5

@@ -73,29 +73,70 @@ def test_state_is_the_services_state(client: FlaskClient, service: Any) -> None:
     assert body["game"] in ("dition", "domination")
 
 
-def test_frame_is_a_decodable_jpeg(client: FlaskClient, service: Any) -> None:
-    jpeg = service.latest_jpeg(overlay=True)
-    if jpeg is None:
-        assert_json_error(client.get("/api/frame.jpg"), 503, "no_frame")
-        return
-    response = client.get("/api/frame.jpg?overlay=0")
-    assert response.status_code == 200 and response.mimetype == "image/jpeg"
-    image = cv2.imdecode(np.frombuffer(response.data, np.uint8), cv2.IMREAD_COLOR)
-    assert image is not None and image.shape[0] > 50 and image.shape[1] > 50
+@pytest.fixture(scope="module")
+def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The real service with its frame thread running on the simulated table."""
+    import time
+
+    svc = make_service(tmp_path_factory.mktemp("running") / "log.sqlite")
+    svc.start()
+    deadline = time.monotonic() + 60
+    while svc.latest_jpeg(overlay=False) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    yield svc
+    svc.stop()
 
 
-def test_mjpeg_stream_sends_jpeg_parts(client: FlaskClient, service: Any) -> None:
-    if service.latest_jpeg(overlay=True) is None:
-        pytest.skip("the service has no frame yet")
-    response = client.get("/api/stream.mjpg", buffered=False)
+def _decode(data: bytes) -> np.ndarray:
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    assert image is not None, "not a JPEG"
+    return image
+
+
+def test_no_frame_yet_is_503(client: FlaskClient, service: Any) -> None:
+    assert service.latest_jpeg(overlay=True) is None  # not started: no camera frame yet
+    body = assert_json_error(client.get("/api/frame.jpg"), 503, "no_frame")
+    assert "camera" in body["message"]
+
+
+def test_frame_is_the_camera_picture(running: Any) -> None:
+    client = create_app({"TESTING": True}, service=running).test_client()
+    plain = client.get("/api/frame.jpg?overlay=0")
+    drawn = client.get("/api/frame.jpg")
+    for response in (plain, drawn):
+        assert response.status_code == 200 and response.mimetype == "image/jpeg"
+        assert response.headers["Cache-Control"] == "no-store"
+    image, overlay = _decode(plain.data), _decode(drawn.data)
+    assert image.shape == (960, 1280, 3)  # the simulated camera's frame size
+    assert overlay.shape == image.shape
+
+
+def test_frames_are_shared_between_requests_for_a_moment(running: Any) -> None:
+    from web.frames import FrameCache
+
+    now = [100.0]
+    cache = FrameCache(max_age_s=0.2, clock=lambda: now[0])
+    first = cache.get(running, overlay=True)
+    assert first is not None
+    now[0] += 0.1
+    assert cache.get(running, overlay=True) is first  # young enough: no new encode
+    assert cache.get(running, overlay=False) is not first  # the other picture is its own
+    now[0] += 0.15
+    again = cache.get(running, overlay=True)
+    assert again is not first and _decode(again).shape == _decode(first).shape
+
+
+def test_mjpeg_stream_sends_jpeg_parts(running: Any) -> None:
+    client = create_app({"TESTING": True, "MJPEG_FPS": 20.0}, service=running).test_client()
+    response = client.get("/api/stream.mjpg?overlay=0", buffered=False)
     assert response.mimetype == "multipart/x-mixed-replace"
     assert response.mimetype_params["boundary"] == "frame"
-    part = next(iter(response.response))
-    head, _, rest = part.partition(b"\r\n\r\n")
-    assert head.startswith(b"--frame\r\nContent-Type: image/jpeg")
-    length = int(head.split(b"Content-Length: ")[1])
-    image = cv2.imdecode(np.frombuffer(rest[:length], np.uint8), cv2.IMREAD_COLOR)
-    assert image is not None and image.size > 0
+    parts = iter(response.response)
+    for _ in range(2):
+        head, _, rest = next(parts).partition(b"\r\n\r\n")
+        assert head.startswith(b"--frame\r\nContent-Type: image/jpeg")
+        length = int(head.split(b"Content-Length: ")[1])
+        assert _decode(rest[:length]).shape == (960, 1280, 3)
     response.close()
 
 

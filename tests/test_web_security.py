@@ -131,6 +131,17 @@ def test_server_listens_on_loopback(service: Any) -> None:
         thread.join(5)
 
 
+def test_a_taken_port_is_a_clear_error(service: Any) -> None:
+    from web.errors import ServerStartError
+
+    first = make_server(service, host="127.0.0.1", port=0)
+    try:
+        with pytest.raises(ServerStartError, match=f"127.0.0.1:{first.effective_port}.*--port"):
+            make_server(service, host="127.0.0.1", port=first.effective_port)
+    finally:
+        first.close()
+
+
 # ------------------------------------------------------------------------------ serialisation
 class _Colour(enum.Enum):
     BLACK = "black"

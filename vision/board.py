@@ -341,11 +341,11 @@ def find_board(
     _check_game(game)
     if corners_px is not None:
         return fit_from_corners(corners_px, game, intrinsics)
-    as_gray(frame)  # validates
+    gray = as_gray(frame)  # validates
     tried: list[str] = []
     if params.use_aruco:
         try:
-            return find_board_aruco(frame, game, intrinsics)
+            return find_board_aruco(gray, game, intrinsics)
         except BoardNotFoundError as exc:
             tried.append(str(exc))
     if game == "domination":
@@ -354,7 +354,7 @@ def find_board(
         return find_domination_board(frame, params, corners_px=None, intrinsics=intrinsics)
     if params.use_lines:
         try:
-            return find_dition_lines(frame, params, intrinsics=intrinsics)
+            return find_dition_lines(gray, params, intrinsics=intrinsics)
         except BoardNotFoundError as exc:
             tried.append(str(exc))
     raise BoardNotFoundError("; ".join(tried) or "no board finder enabled")
@@ -418,8 +418,12 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
     f = min(1.0, params.search_width_px / w)
     small = cv2.resize(gray, (int(round(w * f)), int(round(h * f))), interpolation=cv2.INTER_AREA) if f < 1 else gray
     k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
-    bh = cv2.morphologyEx(small, cv2.MORPH_BLACKHAT, k)
-    thr = max(12.0, float(np.percentile(bh, 97)) * 0.5)
+    closed = cv2.morphologyEx(small, cv2.MORPH_CLOSE, k)
+    bh = cv2.subtract(closed, small)  # black-hat: thin dark structures
+    # only lines drawn on something bright (the plate), not the grain of a darker table
+    bright = closed > 0.6 * float(np.percentile(closed, 95))
+    bh[~bright] = 0
+    thr = max(12.0, float(np.percentile(bh[bright], 97)) * 0.5) if bright.any() else 12.0
     mask = (bh > thr).astype(np.uint8) * 255
     vote = int(params.hough_threshold_fraction * min(small.shape))
     lines = cv2.HoughLines(mask, 1, np.pi / 360, vote)
@@ -433,37 +437,19 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
         raise BoardNotFoundError("dition board: no two families of roughly perpendicular lines")
     # score image: blackhat, dilated a little so a near miss still counts
     score_img = cv2.dilate((bh > thr).astype(np.uint8), np.ones((3, 3), np.uint8))
-    best: tuple[float, np.ndarray | None] = (-1.0, None)
-    fam_a = _sort_family(fam_a)[:8]
-    fam_b = _sort_family(fam_b)[:8]
-    samples = _square_samples()
-    for i in range(len(fam_a)):
-        for j in range(i + 1, len(fam_a)):
-            for m in range(len(fam_b)):
-                for n in range(m + 1, len(fam_b)):
-                    quad = _quad_from_lines(fam_a[i], fam_a[j], fam_b[m], fam_b[n])
-                    if quad is None:
-                        continue
-                    area = abs(cv2.contourArea(quad.astype(np.float32)))
-                    if area < 0.04 * small.shape[0] * small.shape[1]:
-                        continue
-                    # try both assignments of orientation implicitly: quad is ordered clockwise
-                    try:
-                        Hs = homography_4pt(board_corners_board("dition"), quad)
-                    except np.linalg.LinAlgError:
-                        continue
-                    pts = apply_homography(Hs, samples)
-                    xi = np.clip(np.round(pts[:, 0]).astype(int), 0, score_img.shape[1] - 1)
-                    yi = np.clip(np.round(pts[:, 1]).astype(int), 0, score_img.shape[0] - 1)
-                    inside = (pts[:, 0] >= 0) & (pts[:, 0] < score_img.shape[1]) & (pts[:, 1] >= 0) & (pts[:, 1] < score_img.shape[0])
-                    s = float(np.mean(score_img[yi, xi] * inside))
-                    if s > best[0]:
-                        best = (s, quad)
-    if best[1] is None or best[0] < params.min_support:
+    fam_a = _sort_family(fam_a)
+    fam_b = _sort_family(fam_b)
+    quads = _all_quads(fam_a, fam_b, min_area=0.04 * small.shape[0] * small.shape[1])
+    if len(quads) == 0:
+        raise BoardNotFoundError("dition board: no large quadrilateral of lines in the frame")
+    scores = _score_quads(quads, score_img, _square_samples())
+    k_best = int(np.argmax(scores))
+    if scores[k_best] < params.min_support:
         raise BoardNotFoundError(
             f"dition board: no quadrilateral of lines looks like the two drawn squares "
-            f"(best agreement {max(best[0], 0):.0%})"
+            f"(best agreement {max(float(scores[k_best]), 0):.0%})"
         )
+    best = (float(scores[k_best]), quads[k_best])
     quad_px = best[1] / f
     quad_px = _canonical_corner_order(quad_px)
     if intrinsics is not None:
@@ -471,11 +457,82 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
     return homography_4pt(quad_px, board_corners_board("dition"))
 
 
+def _all_quads(fam_a: np.ndarray, fam_b: np.ndarray, min_area: float) -> np.ndarray:
+    """(K, 4, 2) quadrilaterals from every pair of lines of one family with every pair of the
+    other, corners in canonical order, degenerate and small ones dropped."""
+    ia, ja = np.triu_indices(len(fam_a), 1)
+    ib, jb = np.triu_indices(len(fam_b), 1)
+    A1, A2 = fam_a[ia], fam_a[ja]
+    B1, B2 = fam_b[ib], fam_b[jb]
+    na, nb = len(A1), len(B1)
+    a1 = np.repeat(A1, nb, axis=0)
+    a2 = np.repeat(A2, nb, axis=0)
+    b1 = np.tile(B1, (na, 1))
+    b2 = np.tile(B2, (na, 1))
+
+    def cross(l1: np.ndarray, l2: np.ndarray) -> np.ndarray:
+        det = l1[:, 0] * l2[:, 1] - l1[:, 1] * l2[:, 0]
+        det = np.where(np.abs(det) < 1e-9, np.nan, det)
+        x = (l1[:, 2] * l2[:, 1] - l1[:, 1] * l2[:, 2]) / det
+        y = (l1[:, 0] * l2[:, 2] - l1[:, 2] * l2[:, 0]) / det
+        return np.stack([x, y], axis=1)
+
+    quads = np.stack([cross(a1, b1), cross(a1, b2), cross(a2, b2), cross(a2, b1)], axis=1)
+    quads = quads[np.all(np.isfinite(quads), axis=(1, 2))]
+    if len(quads) == 0:
+        return quads
+    # canonical order: clockwise on screen, starting nearest the image's top-left
+    c = quads.mean(axis=1, keepdims=True)
+    ang = np.arctan2(quads[..., 1] - c[..., 1], quads[..., 0] - c[..., 0])
+    quads = np.take_along_axis(quads, np.argsort(ang, axis=1)[..., None], axis=1)
+    start = np.argmin(quads[..., 0] + quads[..., 1], axis=1)
+    idx = (start[:, None] + np.arange(4)[None]) % 4
+    quads = np.take_along_axis(quads, idx[..., None], axis=1)
+    x, y = quads[..., 0], quads[..., 1]
+    area = 0.5 * np.abs(np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1))
+    return quads[area >= min_area]
+
+
+def _score_quads(quads: np.ndarray, score_img: np.ndarray, samples_board: np.ndarray) -> np.ndarray:
+    """Fraction of the predicted drawn-line samples that fall on line pixels, per quad."""
+    dst = quads
+    src = board_corners_board("dition")
+    k = len(dst)
+    A = np.zeros((k, 8, 8))
+    b = np.zeros((k, 8))
+    for i in range(4):
+        x, y = src[i]
+        u, v = dst[:, i, 0], dst[:, i, 1]
+        A[:, 2 * i, :3] = (x, y, 1)
+        A[:, 2 * i, 6] = -u * x
+        A[:, 2 * i, 7] = -u * y
+        A[:, 2 * i + 1, 3:6] = (x, y, 1)
+        A[:, 2 * i + 1, 6] = -v * x
+        A[:, 2 * i + 1, 7] = -v * y
+        b[:, 2 * i], b[:, 2 * i + 1] = u, v
+    ok = np.abs(np.linalg.det(A)) > 1e-12
+    scores = np.full(k, -1.0)
+    if not ok.any():
+        return scores
+    h = np.linalg.solve(A[ok], b[ok][..., None])[..., 0]
+    H = np.concatenate([h, np.ones((len(h), 1))], axis=1).reshape(-1, 3, 3)
+    sx, sy = samples_board[:, 0], samples_board[:, 1]
+    w = H[:, 2, 0, None] * sx + H[:, 2, 1, None] * sy + H[:, 2, 2, None]
+    px = (H[:, 0, 0, None] * sx + H[:, 0, 1, None] * sy + H[:, 0, 2, None]) / w
+    py = (H[:, 1, 0, None] * sx + H[:, 1, 1, None] * sy + H[:, 1, 2, None]) / w
+    hgt, wid = score_img.shape
+    inside = (px >= 0) & (px < wid - 0.5) & (py >= 0) & (py < hgt - 0.5)
+    xi = np.clip(np.rint(px).astype(np.int64), 0, wid - 1)
+    yi = np.clip(np.rint(py).astype(np.int64), 0, hgt - 1)
+    scores[ok] = np.mean(score_img[yi, xi] * inside, axis=1)
+    return scores
+
+
 def _square_samples() -> np.ndarray:
     """Board points along the 8 drawn lines (both squares), away from the corners."""
     pts = []
     for lo, hi in DITION_SQUARES:
-        t = np.linspace(lo + 0.3, hi - 0.3, 40)
+        t = np.linspace(lo + 0.3, hi - 0.3, 24)
         for c in (lo, hi):
             pts.append(np.stack([np.full_like(t, c), t], axis=1))
             pts.append(np.stack([t, np.full_like(t, c)], axis=1))
@@ -517,12 +574,9 @@ def _sort_family(fam: np.ndarray) -> np.ndarray:
     out = fam.copy()
     flip = out[:, :2] @ n0 < 0
     out[flip] *= -1
-    order = np.argsort(out[:, 2])
-    out = out[order]
-    if len(out) > 8:
-        # keep the 4 lowest and 4 highest offsets (the outer square lines are extremes or near)
-        out = np.concatenate([out[:4], out[-4:]])
-    return out
+    # the strongest lines (Hough order), then sorted by offset
+    out = out[:10]
+    return out[np.argsort(out[:, 2])]
 
 
 def _intersect(l1: np.ndarray, l2: np.ndarray) -> np.ndarray | None:
@@ -617,8 +671,8 @@ def _refine_pass(
     h, w = gray.shape
     inside = (mx >= 0).all(1) & (my >= 0).all(1) & (mx < w - 1).all(1) & (my < h - 1).all(1)
     # smooth a little along the profile, then the darkest sample and a parabola through it
-    vs = np.apply_along_axis(lambda r: np.convolve(r, [0.25, 0.5, 0.25], mode="same"), 1, vals)
-    vs[:, 0], vs[:, -1] = vals[:, 0], vals[:, -1]
+    vs = vals.copy()
+    vs[:, 1:-1] = 0.25 * vals[:, :-2] + 0.5 * vals[:, 1:-1] + 0.25 * vals[:, 2:]
     k = np.argmin(vs[:, 1:-1], axis=1) + 1
     rows = np.arange(len(vs))
     y0, y1, y2 = vs[rows, k - 1], vs[rows, k], vs[rows, k + 1]

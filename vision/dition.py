@@ -30,7 +30,7 @@ from typing import Literal
 
 import numpy as np
 
-from vision.board import BoardFit, apply_homography, as_gray, board_to_image, rectify
+from vision.board import DITION_SQUARES, BoardFit, as_gray, board_to_image, rectify
 from vision.camera import Intrinsics
 
 Colour = Literal["black", "white"]
@@ -41,6 +41,8 @@ class DiscParams:
     """Tuning of the disc detector (shipped defaults). Lengths in board units (disc diameters)."""
 
     scale_px_per_unit: float = 16.0
+    #: the outline votes run at this (coarser) scale
+    vote_scale_px_per_unit: float = 8.0
     margin_board: float = 0.75
     disc_diameter_board: float = 1.0
     dot_diameter_board: float = 0.25
@@ -52,9 +54,11 @@ class DiscParams:
     #: weight of (B - R) added to grey in the candidate channel (the plate is warm paper)
     chroma_weight: float = 1.0
     #: a dot-only candidate: determinant-of-Hessian blob response at the dot's scale
-    min_dot_response: float = 25.0
-    #: a white face's (B - R) / (B + G + R) above the plate's (the paper is warm)
-    min_white_chroma: float = 0.015
+    min_dot_response: float = 15.0
+    #: dot-only candidates: share of the rays that must cross the dot's rim
+    min_dot_cover: float = 0.75
+    #: dot-only candidates this close to a corner of the drawn squares are ink, not dots
+    corner_exclusion_board: float = 0.25
     #: a candidate needs this share of a full circle's votes
     min_vote_fraction: float = 0.30
     #: face brightness / local plate brightness: black below, white above (with the dot's help)
@@ -216,7 +220,7 @@ def detect_discs(
 
     geom = camera_geometry(board, (gray.shape[1], gray.shape[0]), intrinsics, params.default_hfov_deg)
     grayf = gray  # profiles are sampled from uint8 (quantisation << sensor noise)
-    top, top_sigma, dot_ok = _refine_dots(grayf, board, intrinsics, centres0, is_black, params)
+    top, top_sigma, dot_ok, dot_cover = _refine_dots(grayf, board, intrinsics, centres0, is_black, params)
     outline_c, outline_sigma, outline_ok = _refine_outline(
         grayf, board, intrinsics, top, is_black, geom, params
     )
@@ -245,12 +249,15 @@ def detect_discs(
     # and a uniform face around it (a line corner or a gap between discs is not)
     uniform = spread < 0.2 * np.abs(face - dotv)
     if from_dot.any():
-        # a white face is neutral, the paper is warm: compare the face's chroma with the plate's
-        # in the margin strip around the playing area (no disc reaches there)
-        neutral = _face_chroma_rel(rect_bgr, cands, params) > params.min_white_chroma if rect_bgr is not None else True
-        uniform &= is_black | neutral
+        # the corners of the drawn squares look like dots too (an L of ink on paper); a disc
+        # centred on one still has its outline to vote with
+        corners = np.array([(a, b) for lo, hi in DITION_SQUARES for a in (lo, hi) for b in (lo, hi)])
+        d_corner = np.min(np.linalg.norm(centres0[:, None, :] - corners[None], axis=2), axis=1)
+        uniform &= (d_corner > params.corner_exclusion_board) & (dot_cover >= params.min_dot_cover)
     conf = np.where(from_dot, np.where(dot_ok & uniform, 0.4 + 0.3 * contrast + 0.3 * outline_ok, 0.0), conf)
-    keep = inside & (conf >= params.min_confidence)
+    # every disc shows its dot or its rim to the sub-pixel fits; a vote peak that shows
+    # neither is a coincidence of edges between discs
+    keep = inside & (conf >= params.min_confidence) & (dot_ok | outline_ok)
     idx = np.flatnonzero(keep)
     if len(idx) == 0:
         return []
@@ -292,13 +299,20 @@ def _candidates(
     from `dark_img` (grey), bright discs from `bright_img` (grey plus blueness)."""
     import cv2
 
-    s = params.scale_px_per_unit
+    # vote at a coarser scale (the sub-pixel work happens later, in the original frame)
+    f = params.vote_scale_px_per_unit / params.scale_px_per_unit
+    if f < 1:
+        dark_img = cv2.resize(dark_img, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+        bright_img = cv2.resize(bright_img, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+    else:
+        f = 1.0
+    s = params.scale_px_per_unit * f
     r = 0.5 * params.disc_diameter_board * s
     h, w = dark_img.shape
     acc = np.zeros((2, h, w), np.float32)
     for plane, sign, img in ((0, -1.0, dark_img), (1, 1.0, bright_img)):
         # plane 0: dark disc (vote against the gradient); plane 1: bright disc (along it)
-        blur = cv2.GaussianBlur(img, (0, 0), 0.8)
+        blur = cv2.GaussianBlur(img, (0, 0), 0.6)
         gx = cv2.Sobel(blur, cv2.CV_32F, 1, 0, ksize=3, scale=0.125)
         gy = cv2.Sobel(blur, cv2.CV_32F, 0, 1, ksize=3, scale=0.125)
         mag = cv2.magnitude(gx, gy)
@@ -311,10 +325,11 @@ def _candidates(
         ok = (vx >= 0) & (vx < w) & (vy >= 0) & (vy < h)
         acc[plane] = np.bincount(vy[ok] * w + vx[ok], weights=wgt[ok], minlength=h * w).reshape(h, w)
     # edges are ~2 px thick after the blur: each edge contributes ~2 votes per unit length
-    acc = np.stack([cv2.GaussianBlur(a, (0, 0), 1.2) for a in acc])
+    sigma_acc = 1.0
+    acc = np.stack([cv2.GaussianBlur(a, (0, 0), sigma_acc) for a in acc])
     best = acc.max(axis=0)
     # a full circle's votes: ~2 px-thick edge * circumference, spread by the blur kernel
-    full = 2 * math.pi * r * 2.0 / (2 * math.pi * 1.2**2)
+    full = 2 * math.pi * r * 2.0 / (2 * math.pi * sigma_acc**2)
     thr = params.min_vote_fraction * full
     ksz = int(round(params.min_separation_board * s)) | 1
     dil = cv2.dilate(best, np.ones((ksz, ksz), np.uint8))  # a square max filter is separable
@@ -341,6 +356,8 @@ def _candidates(
     win = best[yy, xx]
     tot = win.sum(axis=(1, 2))
     sub = np.stack([(win * xx).sum(axis=(1, 2)) / tot, (win * yy).sum(axis=(1, 2)) / tot], axis=1)
+    # back to rectified pixels (pixel centres scale about -0.5)
+    sub = (sub + 0.5) / f - 0.5
     return sub.astype(np.float64), val / full * (2 * math.pi * r)
 
 
@@ -360,27 +377,6 @@ def _dot_candidates(rect: np.ndarray, params: DiscParams) -> np.ndarray:
     dil = cv2.dilate(resp, np.ones((ksz, ksz), np.uint8))
     ys, xs = np.nonzero((resp >= dil) & (resp > params.min_dot_response))
     return np.stack([xs, ys], axis=1).astype(np.float64)
-
-
-def _face_chroma_rel(rect_bgr: np.ndarray, cands_px: np.ndarray, params: DiscParams) -> np.ndarray:
-    """(B - R) / (B + G + R) of each candidate's face minus that of the plate."""
-    bgr = rect_bgr.astype(np.float32)
-    chroma = (bgr[..., 0] - bgr[..., 2]) / (bgr.sum(axis=2) + 1.0)
-    s = params.scale_px_per_unit
-    m = params.margin_board
-    n = chroma.shape[0]
-    lo, hi = int(round(0.15 * s)), int(round((m - 0.1) * s))
-    strip = np.zeros(chroma.shape, bool)
-    strip[lo:hi, :] = strip[n - hi : n - lo, :] = True
-    strip[:, lo:hi] = strip[:, n - hi : n - lo] = True
-    plate = float(np.median(chroma[strip]))
-    ang = np.linspace(0, 2 * math.pi, 16, endpoint=False)
-    rr = np.array([0.22, 0.3]) * s
-    xs = cands_px[:, None, None, 0] + rr[None, :, None] * np.cos(ang)
-    ys = cands_px[:, None, None, 1] + rr[None, :, None] * np.sin(ang)
-    xi = np.clip(np.rint(xs).astype(int), 0, n - 1)
-    yi = np.clip(np.rint(ys).astype(int), 0, n - 1)
-    return np.median(chroma[yi, xi].reshape(len(cands_px), -1), axis=1) - plate
 
 
 def _ring_stats(
@@ -461,10 +457,12 @@ def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray) -
 def _fit_circles(
     centres: np.ndarray, u: np.ndarray, r_edge: np.ndarray, ok: np.ndarray, radius: float,
     fixed_radius: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    radius_tolerance: float = 0.25,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Robust least-squares circles through the edge points c0 + r u, all discs at once
     (Gauss-Newton on the geometric distance, then 3-sigma rejection, twice).
-    Returns centres (N, 2), 1-sigma centre uncertainty (N,), success (N,)."""
+    Returns centres (N, 2), 1-sigma centre uncertainty (N,), success (N,), share of the rays
+    that agree with the circle (N,), radius (N,)."""
     n = len(centres)
     pts = centres[:, None, :] + r_edge[..., None] * u[None, :, :]  # (N, R, 2)
     c = centres.copy()
@@ -500,10 +498,10 @@ def _fit_circles(
     # coverage of directions: a centre from a short arc is poorly determined
     cover = np.linalg.norm((sel[..., None] * u[None]).sum(axis=1), axis=1) / np.maximum(cnt, 1)
     sig = s_res * np.sqrt(2.0 / np.maximum(cnt, 1)) / np.maximum(1 - cover, 0.2)
-    good = (cnt >= 6) & (np.abs(rr - radius) < 0.25 * radius) & np.all(np.isfinite(c), axis=1)
+    good = (cnt >= 6) & (np.abs(rr - radius) < radius_tolerance * radius) & np.all(np.isfinite(c), axis=1)
     c = np.where(good[:, None], c, centres)
     sig = np.where(good, sig, np.inf)
-    return c, sig, good
+    return c, sig, good, cnt / u.shape[0], rr
 
 
 def _refine_dots(
@@ -524,8 +522,13 @@ def _refine_dots(
     vals, u = _sample_profiles(grayf, board, intrinsics, c, radii, params.n_rays)
     r_edge, strength = _edge_positions(vals, radii, polarity)
     ok = (strength > 4.0) & (np.abs(r_edge - r_dot) < 0.09)
-    c, sig, ok_all = _fit_circles(c, u, r_edge, ok, r_dot, fixed_radius=False)
-    return c, sig, ok_all
+    # a dot in glare looks smaller (its rim clips at white): be lenient with its radius
+    c, sig, ok_all, cover, radius = _fit_circles(c, u, r_edge, ok, r_dot, fixed_radius=False,
+                                                 radius_tolerance=0.4)
+    # share of the rays whose rim agrees with one circle: all around for a real dot; rays
+    # across a drawn line find its edges at 0.03 / sin(angle), which no circle fits
+    cover = np.where(np.abs(radius - r_dot) < 0.3 * r_dot, cover, 0.0)
+    return c, sig, ok_all, cover
 
 
 def _refine_outline(
@@ -550,7 +553,8 @@ def _refine_outline(
     r_edge, strength = _edge_positions(vals, radii, polarity)
     band = -np.einsum("rk,nk->nr", u, delta)  # width of the visible side outside the rim
     ok = (band < params.max_band_board) & (strength > 5.0) & (np.abs(r_edge - r_top) < 0.08)
-    return _fit_circles(top, u, r_edge, ok, r_top, fixed_radius=True)
+    c, sig, good, _, _ = _fit_circles(top, u, r_edge, ok, r_top, fixed_radius=True)
+    return c, sig, good
 
 
 if __name__ == "__main__":  # python -m vision.dition IMAGE  (board from its lines or markers)

@@ -81,7 +81,7 @@ class TopsParams:
     #: horizontal field of view assumed when no intrinsics are given (Pi camera v2: 62.2 deg)
     nominal_hfov_deg: float = 62.2
     #: directions sampled around each candidate top circle
-    n_directions: int = 32
+    n_directions: int = 24
     #: profile step along the normal, px
     profile_step_px: float = 0.5
     #: extra profile length beyond the extreme hypotheses, px
@@ -101,9 +101,9 @@ class TopsParams:
     #: added to each profile's strongest edge when normalising (BGR levels)
     edge_floor: float = 10.0
     #: refinement uses directions whose edge moves outward with height by at least this, px/cell
-    min_far_ds: float = -1e9
+    min_far_ds: float = 0.0
     #: coarse search of the top's image shift (pieces sit off-centre): half-range and step, px
-    max_shift_px: float = 4.0
+    max_shift_px: float = 2.0
     shift_step_px: float = 2.0
     #: how far pieces sit off their cell centre (standard deviation, cells)
     jitter_sigma: float = 0.02
@@ -115,7 +115,7 @@ class TopsParams:
     refine_iterations: int = 6
     robust_scale_start_px: float = 3.0
     #: expected sub-pixel error of one edge position, px
-    edge_sigma_px: float = 0.3
+    edge_sigma_px: float = 1.0
     #: where the visible edge of a top lies outside its nominal outline, px (blur, bevel)
     edge_offset_px: float = 0.25
     #: the same on the near side (where the top meets its own side band), px
@@ -123,7 +123,7 @@ class TopsParams:
     #: floor-patch chromaticity distance from the board above which a cell is occupied
     empty_saturation: float = 0.15
     #: robust (Tukey) scale of edge residuals, px
-    robust_scale_px: float = 0.8
+    robust_scale_px: float = 0.4
     #: floor-of-sigma for the height estimate, in pieces
     min_height_sigma: float = 0.05
 
@@ -296,7 +296,7 @@ def _disc_points(radius: float, rings: int, per_ring: int) -> np.ndarray:
 
 def _shift_grid(params: TopsParams) -> np.ndarray:
     """(D, 2) image shifts (px) tried by the coarse search: pieces are not centred exactly."""
-    n = int(round(params.max_shift_px / params.shift_step_px))
+    n = round(params.max_shift_px / params.shift_step_px)
     v = np.arange(-n, n + 1) * params.shift_step_px
     gx, gy = np.meshgrid(v, v)
     return np.stack([gx.ravel(), gy.ravel()], axis=1)
@@ -305,7 +305,7 @@ def _shift_grid(params: TopsParams) -> np.ndarray:
 def _edge_profiles(prof: np.ndarray, s_lo: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
     """Colour-edge strength along each profile (C, J, S') and the position of its first sample."""
     p = (prof[:, :, :-2] + 2 * prof[:, :, 1:-1] + prof[:, :, 2:]) * 0.25  # smooth along s
-    k_d = max(1, int(round(1.0 / step)))
+    k_d = max(1, round(1.0 / step))
     diff = p[:, :, 2 * k_d :] - p[:, :, : -2 * k_d]
     edge = np.sqrt((diff * diff).sum(axis=-1))
     return edge, s_lo + (k_d + 1) * step
@@ -338,7 +338,7 @@ def _coarse_fit(
     step = params.profile_step_px
     n_e = edge.shape[2]
     scale = 1.0 / (edge.max(axis=2, keepdims=True) + params.edge_floor)
-    win = max(0, int(round(params.coarse_window_px / step)))
+    win = max(0, round(params.coarse_window_px / step))
     norm = maximum_filter1d(edge, size=2 * win + 1, axis=2, mode="nearest") * scale
     inner = np.maximum.accumulate(edge * scale, axis=2)
     sh = np.einsum("cjx,dx->cdj", normal, shift_grid)  # (C, D, J) s-offset of each shift
@@ -515,10 +515,10 @@ def read_tops(
     step = params.profile_step_px
     hyp = s_pred[:, 1 : kmax + 1]  # (C, K, J)
     shift_grid = _shift_grid(params)  # (D, 2) px
-    margin = params.profile_margin_px + float(np.abs(shift_grid).sum(axis=1).max())
+    margin = params.profile_margin_px + float(np.linalg.norm(shift_grid, axis=1).max())
     s_lo = hyp.min(axis=1) - margin  # (C, J)
     span = float((hyp.max(axis=1) - hyp.min(axis=1)).max()) + 2 * margin
-    n_s = int(math.ceil(span / step)) + 1
+    n_s = math.ceil(span / step) + 1
     s_grid = s_lo[:, :, None] + step * np.arange(n_s)[None, None, :]  # (C, J, S)
     prof_pts = anchor[:, :, None, :] + s_grid[..., None] * normal[:, :, None, :]
 

@@ -14,10 +14,13 @@ four-sided region:
 3. starting from the most central candidate, a region-growing grid assignment: its corners give
    a local homography to a unit cell, neighbours are assigned integer grid positions, and the
    homography is refitted on all assigned corners as the grid grows;
-4. the integer offset of the grid inside the 8x8 frame is the one that puts the found cells on
-   playable squares and leaves the cut corners plate coloured;
-5. a final homography on all corners (each region corner is the inner corner of its square,
-   0.02 cells inside the cell border) with a RANSAC rejection of outliers.
+4. the grid homography is sharpened on the dark lines around the cells found: short profiles
+   across each line give its centre (parabola through the darkest sample), and a robust
+   point-on-line DLT refits the homography (pieces covering a line only remove samples);
+5. the integer offset of the grid inside the 8x8 frame is the one that puts (nearly) all found
+   cells on playable squares and sees the most of the board's line pieces, outline included,
+   where it predicts them;
+6. a final line refinement over every line piece of the 52-cell board.
 
 Orientation: the cell pattern is symmetric under quarter turns, so without markers corner 0
 (next to a8) is the board corner on the image's top-left side: the board's x axis is taken along
@@ -45,7 +48,6 @@ _CUT = {(0, 1), (1, 1), (0, 2), (6, 1), (7, 1), (7, 2), (0, 7), (0, 8), (1, 8), 
 PLAYABLE_GRID: frozenset[tuple[int, int]] = frozenset(
     (f, 8 - r) for f in range(8) for r in range(1, 9) if (f, r) not in _CUT
 )
-LINE_HALF_WIDTH = 0.02
 
 
 @dataclass(frozen=True)
@@ -62,13 +64,19 @@ class DominationBoardParams:
     min_cell_fraction: float = 0.025
     max_cell_fraction: float = 0.2
     #: a candidate's area must be at least this fraction of its hull quad's area
-    min_fill: float = 0.55
+    min_fill: float = 0.3
     #: cells needed for a fit
     min_cells: int = 8
     #: grid assignment tolerance (cells) when snapping to integer positions
     snap_tolerance: float = 0.3
-    #: RANSAC reprojection threshold, px
-    ransac_px: float = 3.0
+    #: line refinement: passes, samples per cell side, cross-profile half-length (cells)
+    line_passes: int = 2
+    samples_per_cell: int = 6
+    profile_half: float = 0.075
+    #: a line sample counts when its centre is this much darker than both sides (grey levels)
+    min_line_contrast: float = 25.0
+    #: line points needed to accept the fit
+    min_line_points: int = 40
 
 
 def find_domination_board(
@@ -101,27 +109,23 @@ def find_domination_board(
             f"domination board: only {len(grid)} cell squares form a regular grid, need {p.min_cells}"
         )
     H_img_to_grid, assigned = _fit_grid(und, grid, p)
-    offset = _place_on_board(frame, assigned, H_img_to_grid, intrinsics)
-    img_pts, brd_pts = [], []
-    for i, (gc, gr, corner_order) in assigned.items():
-        col, row = int(round(gc - 0.5)) + offset[0], int(round(gr - 0.5)) + offset[1]
-        img_pts.append(und[i][corner_order])
-        brd_pts.append(_inner_corners(col, row))
-    src = np.concatenate(img_pts).astype(np.float64)
-    dst = np.concatenate(brd_pts).astype(np.float64)
-    H_b2i, mask = cv2.findHomography(dst, src, cv2.RANSAC, p.ransac_px)
-    if H_b2i is None:
-        raise BoardNotFoundError("domination board: no homography fits the cell corners")
-    inl = mask.ravel().astype(bool)
-    H_b2i, _ = cv2.findHomography(dst[inl], src[inl], 0)
-    H = np.linalg.inv(H_b2i)
-    pred = _apply(H_b2i, dst[inl])
-    residual = float(np.sqrt(np.mean(np.sum((pred - src[inl]) ** 2, axis=1))))
+    offset, H_img_to_grid = _place_on_board(frame, assigned, H_img_to_grid, intrinsics, p)
+    H = np.array([[1.0, 0, offset[0]], [0, 1.0, offset[1]], [0, 0, 1.0]]) @ H_img_to_grid
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    residual, n_line = float("nan"), 0
+    for _ in range(p.line_passes):
+        H, residual, n_line = _refine_on_lines(gray, H, intrinsics, p)
+    if n_line < p.min_line_points:
+        raise BoardNotFoundError(
+            f"domination board: the grid lines were not confirmed ({n_line} line points seen, "
+            f"need {p.min_line_points})"
+        )
+    H = H / H[2, 2]
     return fit_from_homography(
         H, "domination", "cells", intrinsics=intrinsics, residual_px=residual,
         support=float(len(assigned)) / len(PLAYABLE_GRID),
         extra={"cells_found": len(assigned), "orientation": "ambiguous (quarter turns)",
-               "inliers": int(inl.sum()), "corners": int(inl.size)},
+               "line_points": n_line},
     )
 
 
@@ -294,59 +298,154 @@ def _fit_grid(
     return H, assigned
 
 
-def _inner_corners(col: int, row: int) -> np.ndarray:
-    """The four inner corners (board frame) of the light square of cell (col, row)."""
-    e = LINE_HALF_WIDTH
-    return np.array(
-        [[col + e, row + e], [col + 1 - e, row + e], [col + 1 - e, row + 1 - e], [col + e, row + 1 - e]]
-    )
-
-
 def _place_on_board(
     frame: np.ndarray,
     assigned: dict[int, tuple[int, int, np.ndarray]],
     H_img_to_grid: np.ndarray,
     intrinsics: Intrinsics | None,
-) -> tuple[int, int]:
-    """Integer offset (cols, rows) of the found grid on the board: the found cells must all be
-    playable squares, the cut corners should look darker than the squares' light corners."""
+    p: DominationBoardParams,
+) -> tuple[tuple[int, int], np.ndarray]:
+    """Integer offset (cols, rows) of the found grid on the board: (nearly) all found cells on
+    playable squares, and the most grid-line pieces of the board (its outline included) seen
+    where that offset puts them. Cells that fall outside are dropped from `assigned`. Also
+    returns the grid homography sharpened on the lines around the cells found."""
     import cv2
 
-    cells = np.array([(gc - 0.5, gr - 0.5) for gc, gr, _ in assigned.values()])
-    max_c, max_r = cells.max(axis=0)
-    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    H_grid_to_img = np.linalg.inv(H_img_to_grid)
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    cells = {i: (round(gc - 0.5), round(gr - 0.5)) for i, (gc, gr, _) in assigned.items()}
+    # first sharpen the grid homography on the lines around the cells found (offset-free)
+    own = _line_segments(set(cells.values()))
+    for _ in range(2):
+        H_img_to_grid = _refine_on_lines(gray, H_img_to_grid, intrinsics, p, own)[0]
     best: tuple[float, tuple[int, int]] | None = None
-    for ox in range(0, int(8 - max_c)):
-        for oy in range(0, int(8 - max_r)):
-            cand = {(int(c + ox), int(r + oy)) for c, r in cells}
-            if not cand <= PLAYABLE_GRID:
+    for ox in range(-3, 9):
+        for oy in range(-3, 9):
+            inside = sum((c + ox, r + oy) in PLAYABLE_GRID for c, r in cells.values())
+            if inside < max(p.min_cells, 0.85 * len(cells)):
                 continue
-            # plate (darker, not a light square) expected in the cut cells' centres
-            cut_grid = np.array([(c + 0.5 - ox, r + 0.5 - oy) for c, r in _cut_grid()])
-            px = _apply(H_grid_to_img, cut_grid)
-            if intrinsics is not None:
-                px = intrinsics.distort_points(px)
-            cell_grid = np.array([(c + 0.5 - ox, r + 0.5 - oy) for c, r in PLAYABLE_GRID])
-            cpx = _apply(H_grid_to_img, cell_grid + np.array([0.42, 0.42]))
-            if intrinsics is not None:
-                cpx = intrinsics.distort_points(cpx)
-            score = _mean_gray(gray, cpx) - _mean_gray(gray, px) + 2.0 * len(cand)
+            shift = np.array([[1.0, 0, ox], [0, 1.0, oy], [0, 0, 1.0]])
+            _, _, _, ok = _line_samples(gray, shift @ H_img_to_grid, intrinsics, p)
+            score = float(ok.mean()) + 0.002 * inside
             if best is None or score > best[0]:
                 best = (score, (ox, oy))
     if best is None:
         raise BoardNotFoundError(
             "domination board: the cell squares found do not fit the 52-cell board shape"
         )
-    return best[1]
+    ox, oy = best[1]
+    for i, (c, r) in cells.items():
+        if (c + ox, r + oy) not in PLAYABLE_GRID:
+            del assigned[i]
+    return (ox, oy), H_img_to_grid
 
 
-def _cut_grid() -> list[tuple[int, int]]:
-    return [(f, 8 - r) for f, r in _CUT]
+def _line_segments(cells: frozenset[tuple[int, int]] | set[tuple[int, int]]) -> list[tuple[int, float, float, float]]:
+    """Grid line pieces bordering `cells` (col, row): (axis, c, lo, hi), axis 0 for x = c."""
+    segs = set()
+    for col, row in cells:
+        segs.add((0, float(col), float(row), float(row + 1)))
+        segs.add((0, float(col + 1), float(row), float(row + 1)))
+        segs.add((1, float(row), float(col), float(col + 1)))
+        segs.add((1, float(row + 1), float(col), float(col + 1)))
+    return sorted(segs)
 
 
-def _mean_gray(gray: np.ndarray, pts: np.ndarray) -> float:
-    h, w = gray.shape
-    xi = np.clip(np.rint(pts[:, 0]).astype(int), 0, w - 1)
-    yi = np.clip(np.rint(pts[:, 1]).astype(int), 0, h - 1)
-    return float(gray[yi, xi].mean())
+_SEGMENTS = _line_segments(PLAYABLE_GRID)
+
+
+def _refine_on_lines(
+    gray: np.ndarray, H_img_to_board: np.ndarray, intrinsics: Intrinsics | None,
+    p: DominationBoardParams, segments: list[tuple[int, float, float, float]] = _SEGMENTS,
+) -> tuple[np.ndarray, float, int]:
+    """Re-measure the dark grid lines across short profiles and refit the homography so that
+    every line point lies on its line (x = c or y = c), robustly. Returns (H, rms px, points)."""
+    axis_a, c_a, img, ok = _line_samples(gray, H_img_to_board, intrinsics, p, segments)
+    axis_a, c_a, img = axis_a[ok], c_a[ok], img[ok]
+    if len(img) < 16 or len(set(axis_a.tolist())) < 2:
+        return H_img_to_board, float("nan"), len(img)
+    keep = np.ones(len(img), bool)
+    H = H_img_to_board
+    for _ in range(3):
+        H = _dlt_lines(img[keep], axis_a[keep], c_a[keep])
+        b = _apply(H, img)
+        d_board = np.where(axis_a == 0, b[:, 0] - c_a, b[:, 1] - c_a)
+        scale = _px_per_board(H)
+        d_px = np.abs(d_board) * scale
+        keep = d_px < max(1.5, 3.0 * float(np.median(d_px[keep])))
+    rms = float(np.sqrt(np.mean(d_px[keep] ** 2)))
+    return H, rms, int(keep.sum())
+
+
+def _line_samples(
+    gray: np.ndarray, H_img_to_board: np.ndarray, intrinsics: Intrinsics | None,
+    p: DominationBoardParams, segments: list[tuple[int, float, float, float]] = _SEGMENTS,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Cross profiles over every grid line piece: (axis, c, measured undistorted px, line seen)."""
+    import cv2
+
+    H_b2i = np.linalg.inv(H_img_to_board)
+    n = p.samples_per_cell
+    tt = (np.arange(n) + 0.5) / n
+    prof = np.linspace(-p.profile_half, p.profile_half, 17)
+    axis_l, c_l, base = [], [], []
+    for axis, c, lo, hi in segments:
+        along = lo + (hi - lo) * tt
+        for a in along:
+            axis_l.append(axis)
+            c_l.append(c)
+            base.append((c, a) if axis == 0 else (a, c))
+    axis_a = np.asarray(axis_l)
+    c_a = np.asarray(c_l)
+    base_a = np.asarray(base, np.float64)  # (N, 2) board points on the lines
+    off = np.zeros((len(base_a), prof.size, 2))
+    off[axis_a == 0, :, 0] = prof
+    off[axis_a == 1, :, 1] = prof
+    pts_board = base_a[:, None, :] + off
+    px = _apply(H_b2i, pts_board.reshape(-1, 2))
+    if intrinsics is not None:
+        px = intrinsics.distort_points(px)
+    px = px.astype(np.float32).reshape(len(base_a), prof.size, 2)
+    vals = cv2.remap(gray, px[..., 0], px[..., 1], cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_CONSTANT, borderValue=0).astype(np.float64)
+    vals = (vals[:, :-2] + 2 * vals[:, 1:-1] + vals[:, 2:]) / 4  # (N, P-2), centre index i+1
+    i_min = np.clip(np.argmin(vals, axis=1), 1, vals.shape[1] - 2)
+    rows = np.arange(len(vals))
+    v_m, v_0, v_p = vals[rows, i_min - 1], vals[rows, i_min], vals[rows, i_min + 1]
+    den = v_m - 2 * v_0 + v_p
+    frac = np.where(den > 1e-6, 0.5 * (v_m - v_p) / np.where(den > 1e-6, den, 1.0), 0.0)
+    frac = np.clip(frac, -0.5, 0.5)
+    left = vals[:, :3].mean(axis=1)
+    right = vals[:, -3:].mean(axis=1)
+    ok = (np.minimum(left, right) - v_0 > p.min_line_contrast) & (np.abs(left - right) < 0.5 * np.minimum(left, right))
+    pos = i_min + 1 + frac  # index into prof
+    step = prof[1] - prof[0]
+    centre_board = base_a.copy()
+    shift = prof[0] + pos * step
+    centre_board[axis_a == 0, 0] += shift[axis_a == 0]
+    centre_board[axis_a == 1, 1] += shift[axis_a == 1]
+    # the measured image point of each line sample (undistorted pixels)
+    img = _apply(H_b2i, centre_board)
+    return axis_a, c_a, img, ok
+
+
+def _px_per_board(H_img_to_board: np.ndarray) -> float:
+    c = _apply(np.linalg.inv(H_img_to_board), np.array([[4.0, 4.0], [5.0, 4.0]]))
+    return float(np.linalg.norm(c[1] - c[0]))
+
+
+def _dlt_lines(img: np.ndarray, axis: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """H_image_to_board with every image point on its board line (x = c or y = c), by SVD."""
+    mean = img.mean(axis=0)
+    s = np.sqrt(2) / np.mean(np.linalg.norm(img - mean, axis=1))
+    T = np.array([[s, 0, -s * mean[0]], [0, s, -s * mean[1]], [0, 0, 1]])
+    q = np.c_[(img - mean) * s, np.ones(len(img))]
+    a = np.zeros((len(q), 9))
+    x_rows = axis == 0
+    # x = c: h1.q - c h3.q = 0 ; y = c: h2.q - c h3.q = 0
+    a[x_rows, 0:3] = q[x_rows]
+    a[~x_rows, 3:6] = q[~x_rows]
+    a[:, 6:9] = -c[:, None] * q
+    _, _, vt = np.linalg.svd(a, full_matrices=False)
+    Hn = vt[-1].reshape(3, 3)
+    H = Hn @ T
+    return H / H[2, 2]

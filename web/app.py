@@ -8,6 +8,7 @@ from typing import Any
 
 from flask import Flask
 
+from web.frames import FrameCache
 from web.service_access import SERVICE_KEY
 
 #: Shipped defaults; `test_config` or `serve()` override them.
@@ -17,6 +18,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "SSE_KEEPALIVE_S": 15.0,  # a comment line this often keeps proxies and phones connected
     "SSE_MAX_S": 600.0,  # a stream ends after this long; EventSource reconnects by itself
     "MJPEG_FPS": 5.0,
+    "FRAME_MAX_AGE_S": 0.2,  # camera JPEGs are shared between requests this young
     "PIN_MAX_FAILURES": 5,  # wrong PINs from one address ...
     "PIN_LOCKOUT_S": 60.0,  # ... lock that address out for this long
     "SESSION_COOKIE_SAMESITE": "Strict",
@@ -34,6 +36,7 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service: Any = N
         app.config.update(test_config)
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions[SERVICE_KEY] = service
+    app.extensions["referee_frames"] = FrameCache(float(app.config["FRAME_MAX_AGE_S"]))
 
     from web import json_errors, security
     from web.blueprints import api_control, api_live, api_matches, pages

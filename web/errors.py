@@ -65,3 +65,9 @@ class FrameUnavailableError(WebError, LookupError):
 
     status = 503
     code = "no_frame"
+
+
+class ServerStartError(WebError, OSError):
+    """The server cannot listen on the address it was given (port taken, no permission)."""
+
+    code = "cannot_listen"

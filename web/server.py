@@ -8,6 +8,8 @@ import socket
 import sys
 from typing import Any
 
+from web.errors import ServerStartError
+
 DEFAULT_THREADS = 24  # each open page holds one thread for its event stream
 
 
@@ -42,8 +44,13 @@ def make_server(service: Any, *, host: str = "127.0.0.1", port: int = 8000,
     from waitress import create_server
 
     app = app_for(service, host=host, pin=pin)
-    return create_server(app, host=host, port=port, threads=threads,
-                         channel_timeout=30, ident="tabletop-referee")
+    try:
+        return create_server(app, host=host, port=port, threads=threads,
+                             channel_timeout=30, ident="tabletop-referee")
+    except OSError as exc:
+        raise ServerStartError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} "
+            "(another referee running? choose another --port)") from exc
 
 
 def serve(service: Any, *, host: str = "127.0.0.1", port: int = 8000,

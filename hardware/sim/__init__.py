@@ -9,7 +9,9 @@ Camera
 ------
 - ``SimCamera(camera_matrix (3,3), dist_coeffs (5,) k1 k2 p1 p2 k3, rvec (3,), tvec (3,),
   image_size (w, h))`` frozen; ``project(points_world (N,3)) -> (N,2) px`` (cv2.projectPoints),
-  ``to_dict()`` / ``from_dict()``, ``centre_world``, ``scaled(k)``.
+  ``to_dict()`` / ``from_dict()``, ``centre_world``, ``with_pose(rvec, tvec)``, ``scaled(k)``,
+  ``check_lens()`` (ValueError if the distortion folds back inside the picture),
+  ``project_clamped()`` (no fold-back for points far outside the view).
 - ``look_at_board(game, *, image_size=(1640,1232), height_units=None, tilt_deg=0, rotation_deg=0,
   tilt_azimuth_deg=90, fov_deg=None, focal_px=None, distortion=None, target_offset=(0,0),
   margin=0.06, markers=True, rng=None) -> SimCamera`` (focal auto-fits the board when neither
@@ -27,16 +29,21 @@ Scenes and rendering
   ``markers``, light, ``colour_cast``, ``noise_sigma``, ``blur_sigma_px``, ``jpeg_quality``,
   ``shadow``, ...); ``RenderOptions.random(rng)``, ``RenderOptions.clean()``.
 - ``HandPose(x, y, angle_deg, height_mm=25, spread=0.3, scale=1.0, skin_bgr, sleeve_bgr)``:
-  fingertips at board (x, y), the arm extending towards ``angle_deg``; ``HandPose.random(rng, x,
-  y, angle_deg)``.
-- ``render_dition(discs, camera, rng, *, options=RenderOptions(), hand=None) -> Rendered``
-- ``render_domination(stacks, camera, rng, *, colours=None, options=RenderOptions(), hand=None)``
+  the point under the index and middle finger pads (as when holding a piece there; the
+  fingertips reach ~1 cm beyond) at board (x, y), the arm extending towards ``angle_deg`` (board
+  frame, 0 = +x, 90 = +y) out of the picture; ``HandPose.random(rng, x, y, angle_deg)``.
+- ``render_dition(discs, camera, rng, *, options=RenderOptions(), hand=None, gain=1.0)
+  -> Rendered``
+- ``render_domination(stacks, camera, rng, *, colours=None, options=RenderOptions(), hand=None,
+  gain=1.0) -> Rendered`` (``gain``: extra light level, for flicker). Stacks: playable cells
+  only, 0..5 pieces, letters of ``colours`` (default G R B Y of the kit); else ValueError.
 - ``render_planar_target(texture_bgr, size_units, camera, rng, *, options=RenderOptions())
   -> np.ndarray`` (BGR uint8).
 - ``Rendered(image: BGR uint8 (h, w, 3), truth: dict)``; truth (JSON-able)::
 
     {"game", "image_size": [w, h], "corners_px": [[x, y] x 4, DESIGN.md corner order],
-     "camera": SimCamera.to_dict(), "hand": bool, "hand_pose": {...} | None, "options": {...},
+     "camera": SimCamera.to_dict(), "hand": bool, "hand_pose": {...} | None,
+     "hand_box_px": [x0, y0, x1, y1] (pixels the hand covers) | None, "options": {...},
      Dition:     "discs": [{"x", "y", "colour", "centre_px" (top face centre), "base_px",
                             "occluded" (centre under the hand)}],
      Domination: "stacks": {cell: "GRG"}, "tops_px": {cell: [x, y]} (top face centre),
@@ -45,9 +52,11 @@ Scenes and rendering
 Scripted match
 --------------
 - ``ScriptedTable(script, camera, rng, *, game=None, options=RenderOptions(), fps=5.0,
-  flicker=0.015, colours=None)``: a ``hardware.source.FrameSource``; ``read()`` returns
-  ``Frame(image, timestamp_s, index, meta={"truth", "step", "label", "phase"})``, raises
-  ``CorruptFrameError`` for dropped frames and ``EndOfStream`` at the end.
+  flicker=0.015, colours=None, realtime=False)``: a ``hardware.source.FrameSource``; ``read()``
+  returns ``Frame(image, timestamp_s = index / fps, index, meta={"truth", "step", "label",
+  "phase"})`` (phase: still | enter | over | leave), raises ``CorruptFrameError`` for dropped
+  frames and ``EndOfStream`` at the end (or after ``close()``); ``len(table)`` = frames in the
+  script, iterating yields the good frames. ``realtime=True`` paces ``read()`` at ``fps``.
 - Steps: ``Still(pieces, frames)``, ``HandPlace(before, after, target, frames)``,
   ``HandRemove(before, after, targets, frames)``, ``Bump(camera_after)``, ``Drop(frames)``; each
   with an optional ``label`` copied into frame meta. ``pieces``: tuple of SimDisc (Dition) or a
@@ -66,7 +75,11 @@ from hardware.sim.hand import HandPose
 from hardware.sim.options import RenderOptions
 from hardware.sim.positions import random_discs, random_stacks
 from hardware.sim.render import (
-    Rendered, SimDisc, render_dition, render_domination, render_planar_target,
+    Rendered,
+    SimDisc,
+    render_dition,
+    render_domination,
+    render_planar_target,
 )
 from hardware.sim.script import Bump, Drop, HandPlace, HandRemove, ScriptedTable, Still
 

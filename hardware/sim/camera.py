@@ -14,7 +14,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from hardware.sim.layout import MARKERS, MARKER_QUIET_ZONE, PLATE_EXTENT, board_size, check_game
+from hardware.sim.layout import MARKER_QUIET_ZONE, MARKERS, PLATE_EXTENT, board_size, check_game
 
 #: Pi camera v2, 2x2 binned mode
 DEFAULT_IMAGE_SIZE = (1640, 1232)
@@ -143,7 +143,7 @@ class SimCamera:
                 f"{rd_max:.3f}, inside the picture (corners at {rd_corner:.3f}): reduce k1/k2/k3"
             )
 
-    def scaled(self, factor: int) -> "SimCamera":
+    def scaled(self, factor: int) -> SimCamera:
         """The same camera rendering an image `factor` times larger (pixel centres kept exact)."""
         s = float(factor)
         K = self.camera_matrix.copy()
@@ -153,9 +153,12 @@ class SimCamera:
         K[0, 2] = s * (K[0, 2] + 0.5) - 0.5
         K[1, 2] = s * (K[1, 2] + 0.5) - 0.5
         w, h = self.image_size
-        return SimCamera(K, self.dist_coeffs, self.rvec, self.tvec, (w * factor, h * factor))
+        out = SimCamera(K, self.dist_coeffs, self.rvec, self.tvec, (w * factor, h * factor))
+        # the supersampled camera's block grid is this camera's grid (see hardware.sim.warp)
+        object.__setattr__(out, "_scaled_from", (self, int(factor)))
+        return out
 
-    def with_pose(self, rvec: np.ndarray, tvec: np.ndarray) -> "SimCamera":
+    def with_pose(self, rvec: np.ndarray, tvec: np.ndarray) -> SimCamera:
         return SimCamera(self.camera_matrix, self.dist_coeffs, rvec, tvec, self.image_size)
 
     # -- serialisation ---------------------------------------------------------------------------
@@ -169,7 +172,7 @@ class SimCamera:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "SimCamera":
+    def from_dict(cls, data: dict[str, Any]) -> SimCamera:
         missing = {"camera_matrix", "dist_coeffs", "rvec", "tvec", "image_size"} - set(data)
         if missing:
             raise ValueError(f"SimCamera.from_dict: missing keys {sorted(missing)}")

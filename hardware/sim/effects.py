@@ -15,7 +15,7 @@ from hardware.sim.options import RenderOptions
 def _light_field_cached(options: RenderOptions, size: tuple[int, int]) -> np.ndarray:
     w, h = size
     # evaluate on a small grid, then resize: the field is smooth
-    sw, sh = 160, max(2, int(round(160 * h / w)))
+    sw, sh = 160, max(2, round(float(160 * h / w)))
     u = (np.arange(sw) + 0.5) / sw
     v = (np.arange(sh) + 0.5) / sh
     uu, vv = np.meshgrid(u, v)
@@ -43,7 +43,7 @@ def light_field(options: RenderOptions, size: tuple[int, int]) -> np.ndarray:
 def _glare_cached(options: RenderOptions, size: tuple[int, int]) -> np.ndarray:
     w, h = size
     hx, hy = options.hot_spot_xy
-    sw, sh = 160, max(2, int(round(160 * h / w)))
+    sw, sh = 160, max(2, round(float(160 * h / w)))
     uu, vv = np.meshgrid((np.arange(sw) + 0.5) / sw, (np.arange(sh) + 0.5) / sh)
     aspect = h / w
     r2 = ((uu - hx) ** 2 + ((vv - hy) * aspect) ** 2) / max(0.5 * options.hot_spot_radius, 1e-6) ** 2
@@ -86,19 +86,21 @@ def apply_effects(
     *,
     gain: float = 1.0,
     gloss: np.ndarray | None = None,
+    blurred: bool = False,
 ) -> np.ndarray:
     """float32 BGR (h, w, 3) picture -> uint8 BGR frame as the camera delivers it.
 
     Light field (ambient, gradient, hot spot, vignette) and colour cast, `gain` (an extra global
     brightness factor: per-frame flicker), glare on glossy surfaces (`gloss` (h, w) 0..1, e.g.
-    the disc faces), optical blur, brightness-dependent sensor noise, JPEG.
+    the disc faces), optical blur (skipped if the caller has `blurred` the picture already: the
+    blur commutes with the smooth light field), brightness-dependent sensor noise, JPEG.
     """
     h, w = image.shape[:2]
     img = cv2.multiply(image, _gain_field_cached(options, (w, h)), scale=float(gain))
     if gloss is not None and options.glare > 0:
         g = cv2.multiply(glare_field(options, (w, h)), gloss)
         img += g[..., None]
-    if options.blur_sigma_px > 0:
+    if options.blur_sigma_px > 0 and not blurred:
         img = cv2.GaussianBlur(img, (0, 0), options.blur_sigma_px)
     if options.noise_sigma > 0:
         noise = sensor_noise(rng, img.shape)

@@ -47,7 +47,7 @@ class HandPose:
         }
 
     @classmethod
-    def random(cls, rng: np.random.Generator, x: float, y: float, angle_deg: float) -> "HandPose":
+    def random(cls, rng: np.random.Generator, x: float, y: float, angle_deg: float) -> HandPose:
         sleeve = None if rng.random() < 0.3 else SLEEVE_BGR[int(rng.integers(len(SLEEVE_BGR)))]
         return cls(
             x, y, angle_deg, height_mm=float(rng.uniform(15, 45)), spread=float(rng.uniform(0, 0.8)),
@@ -56,34 +56,44 @@ class HandPose:
         )
 
 
-def _capsule(u0: float, v0: float, u1: float, v1: float, r: float, n: int = 10) -> np.ndarray:
-    """Outline (N,2) in (u, v) of a capsule from (u0,v0) to (u1,v1) with radius r."""
+def _capsule(
+    u0: float, v0: float, u1: float, v1: float, r: float, n: int = 10, r1: float | None = None
+) -> np.ndarray:
+    """Outline (N,2) in (u, v) of a (tapered) capsule from (u0,v0), radius r, to (u1,v1), radius
+    r1 (default r)."""
+    r1 = r if r1 is None else r1
     d = math.atan2(v1 - v0, u1 - u0)
     a0 = np.linspace(d + math.pi / 2, d + 3 * math.pi / 2, n)
     a1 = np.linspace(d - math.pi / 2, d + math.pi / 2, n)
     return np.concatenate([
         np.stack([u0 + r * np.cos(a0), v0 + r * np.sin(a0)], 1),
-        np.stack([u1 + r * np.cos(a1), v1 + r * np.sin(a1)], 1),
+        np.stack([u1 + r1 * np.cos(a1), v1 + r1 * np.sin(a1)], 1),
     ])
 
 
 def _hand_parts_mm(pose: HandPose) -> list[tuple[str, np.ndarray]]:
-    """Outlines in the local (u, v) frame, in mm. The pose's point (u = 0) lies under the pads of
-    the index and middle fingers, whose tips reach a little beyond it, as when holding a piece."""
+    """Outlines in the local (u, v) frame, in mm, drawn in this order. The pose's point (u = 0)
+    lies under the pads of the index and middle fingers, whose tips reach a little beyond it,
+    as when holding a piece."""
     s = pose.scale
     parts: list[tuple[str, np.ndarray]] = []
-    palm = _capsule(100 * s, 0, 150 * s, 0, 42 * s, 14)
-    parts.append(("palm", palm))
+    # thumb first: the palm partly covers its root
+    parts.append(("finger", _capsule((22 + 40 * pose.spread) * s, (16 + 40 * pose.spread) * s,
+                                     108 * s, 30 * s, 9.5 * s, 8, 13 * s)))
+    parts.append(("nail", _capsule((27 + 40 * pose.spread) * s, (17 + 40 * pose.spread) * s,
+                                   (37 + 40 * pose.spread) * s, (19 + 40 * pose.spread) * s,
+                                   5.5 * s, 6)))
     lengths = (62, 78, 74, 58)  # little .. index finger
     offsets = (-27, -9, 9, 26)
     converge = 0.45 + 0.55 * pose.spread
     for length, off in zip(lengths, offsets):
         v_tip = off * s * converge
         u_tip = (96 - length - 14) * s
-        parts.append(("finger", _capsule(u_tip, v_tip, 96 * s, off * s, 9 * s, 8)))
-    # thumb: from the side of the palm towards the fingertips (closer when pinching)
-    parts.append(("finger", _capsule(105 * s, 32 * s, (20 + 40 * pose.spread) * s,
-                                     (18 + 40 * pose.spread) * s, 11 * s, 8)))
+        parts.append(("finger", _capsule(u_tip, v_tip, 100 * s, off * s, 8.0 * s, 8, 9.5 * s)))
+        t = 11 * s / max(math.hypot(100 * s - u_tip, off * s - v_tip), 1e-9)
+        nu, nv = u_tip + t * (100 * s - u_tip), v_tip + t * (off * s - v_tip)
+        parts.append(("nail", _capsule(u_tip + 1.5 * s, v_tip + 0.1 * (nv - v_tip), nu, nv, 5.0 * s, 6)))
+    parts.append(("palm", _capsule(108 * s, 0, 150 * s, 0, 40 * s, 14, 36 * s)))
     return parts
 
 
@@ -137,13 +147,15 @@ def _bbox(polys: list[np.ndarray], w: int, h: int, pad: int) -> tuple[int, int, 
     return None if x1 <= x0 or y1 <= y0 else (x0, y0, x1, y1)
 
 
-def _soft_darken(image: np.ndarray, polys: list[np.ndarray], sigma: float, strength: float) -> None:
+def _soft_darken(
+    image: np.ndarray, polys: list[np.ndarray], sigma: float, strength: float
+) -> tuple[int, int, int, int] | None:
     """Multiply `image` by 1 - strength * (blurred union of `polys`), at quarter resolution."""
     h, w = image.shape[:2]
     pad = int(3 * sigma) + 4
     box = _bbox(polys, w, h, pad)
     if box is None:
-        return
+        return None
     x0, y0, x1, y1 = box
     q = 4
     sw, sh = -(-(x1 - x0) // q), -(-(y1 - y0) // q)
@@ -154,6 +166,7 @@ def _soft_darken(image: np.ndarray, polys: list[np.ndarray], sigma: float, stren
     soft = cv2.resize(small, (sw * q, sh * q), interpolation=cv2.INTER_LINEAR)[: y1 - y0, : x1 - x0]
     region = image[y0:y1, x0:x1]
     region *= (1.0 - (strength / 255.0) * soft.astype(np.float32))[..., None]
+    return box
 
 
 def draw_hand(
@@ -164,13 +177,14 @@ def draw_hand(
     *,
     shadow: float = 0.35,
     light_dir: tuple[float, float] = (0.35, 0.25),
-) -> np.ndarray:
+) -> tuple[np.ndarray, tuple[int, int, int, int] | None]:
     """Draw the hand and its soft shadow onto float32 `image` in place; return its uint8 mask
-    (255 where the hand covers the image)."""
+    (255 where the hand covers the image) and the box (x0, y0, x1, y1) of the pixels changed."""
     h, w = image.shape[:2]
     parts = _hand_parts_mm(pose)
     arm = _arm_outline_mm(pose, camera, unit_mm)
     sleeve_from = 150 * pose.scale + 120
+    boxes: list[tuple[int, int, int, int]] = []
     # shadow: every outline dropped onto the table along the light, blurred with the height
     if shadow > 0:
         shadow_polys = []
@@ -184,7 +198,9 @@ def draw_hand(
             shadow_polys.append(camera.project_clamped(flat))
         if shadow_polys:
             sigma = max(2.0, 0.012 * w * (1 + pose.height_mm / 40))
-            _soft_darken(image, shadow_polys, sigma, 0.8 * shadow)
+            sbox = _soft_darken(image, shadow_polys, sigma, 0.8 * shadow)
+            if sbox is not None:
+                boxes.append(sbox)
     skin = np.asarray(pose.skin_bgr, np.float32)
     outlines: list[tuple[np.ndarray, np.ndarray]] = []
     if pose.sleeve_bgr is not None and np.any(arm[:, 0] > sleeve_from):
@@ -192,24 +208,30 @@ def draw_hand(
         bare[:, 0] = np.minimum(bare[:, 0], sleeve_from)
         sleeve = arm.copy()
         sleeve[:, 0] = np.maximum(sleeve[:, 0], sleeve_from - 5)
-        outlines += [(bare, skin * 0.95), (sleeve, np.asarray(pose.sleeve_bgr, np.float32))]
+        outlines += [(bare, skin * 0.97), (sleeve, np.asarray(pose.sleeve_bgr, np.float32))]
     else:
-        outlines.append((arm, skin * 0.95))
+        outlines.append((arm, skin * 0.97))
+    tint = {"finger": 0.95, "palm": 0.97, "nail": 1.12}
+    nail_colour = np.minimum(skin * tint["nail"] + 12, 255)
     for kind, outline in parts:
-        outlines.append((outline, skin * (0.92 if kind == "finger" else 1.0)))
+        outlines.append((outline, nail_colour if kind == "nail" else skin * tint[kind]))
     projected = [camera.project_clamped(_to_world(o, pose, unit_mm)) for o, _ in outlines]
     mask = np.zeros((h, w), np.uint8)
     box = _bbox(projected, w, h, 2)
     if box is None:
-        return mask
+        return mask, _union(boxes)
+    boxes.append(box)
     x0, y0, x1, y1 = box
     bw, bh = x1 - x0, y1 - y0
     layer8 = np.zeros((bh, bw, 3), np.uint8)
     sub = mask[y0:y1, x0:x1]
-    for pts, (_, colour) in zip(projected, outlines):
+    n_arm = len(outlines) - len(parts)
+    for k, (pts, (_, colour)) in enumerate(zip(projected, outlines)):
         poly = [np.round((pts - [x0, y0]) * 16).astype(np.int32)]
         cv2.fillPoly(layer8, poly, tuple(int(c) for c in colour), cv2.LINE_AA, 4)
-        cv2.polylines(layer8, poly, True, tuple(int(c * 0.8) for c in colour), 1, cv2.LINE_AA, 4)
+        kind = parts[k - n_arm][0] if k >= n_arm else "arm"
+        if kind == "finger":  # the creases between fingers
+            cv2.polylines(layer8, poly, True, tuple(int(c * 0.78) for c in colour), 1, cv2.LINE_AA, 4)
         cv2.fillPoly(sub, poly, 255, cv2.LINE_AA, 4)
     # soft shading: darker towards the hand's outline, so it is not a flat sticker
     q = 4
@@ -220,4 +242,11 @@ def draw_hand(
     region = image[y0:y1, x0:x1]
     region *= (1.0 - a)[..., None]
     region += layer8.astype(np.float32) * (0.8 + 0.25 * shade)[..., None]
-    return mask
+    return mask, _union(boxes)
+
+
+def _union(boxes: list[tuple[int, int, int, int]]) -> tuple[int, int, int, int] | None:
+    if not boxes:
+        return None
+    b = np.array(boxes)
+    return int(b[:, 0].min()), int(b[:, 1].min()), int(b[:, 2].max()), int(b[:, 3].max())

@@ -65,44 +65,48 @@ class RenderOptions:
             raise ValueError(f"RenderOptions.colour_cast must be 3 positive gains, got {self.colour_cast}")
 
     @classmethod
-    def clean(cls, **changes: Any) -> "RenderOptions":
+    def clean(cls, **changes: Any) -> RenderOptions:
         """Noiseless, evenly lit, uncompressed, unblurred: for exact geometry tests."""
-        base = dict(
-            gradient=0.0, hot_spot_strength=0.0, glare=0.0, colour_cast=(1.0, 1.0, 1.0),
-            noise_sigma=0.0, blur_sigma_px=0.0, jpeg_quality=None, vignette=0.0, shadow=0.0,
-            table_texture=False,
-        )
+        base: dict[str, Any] = {
+            "gradient": 0.0, "hot_spot_strength": 0.0, "glare": 0.0, "colour_cast": (1.0, 1.0, 1.0),
+            "noise_sigma": 0.0, "blur_sigma_px": 0.0, "jpeg_quality": None, "vignette": 0.0,
+            "shadow": 0.0, "table_texture": False,
+        }
         base.update(changes)
         return cls(**base)  # type: ignore[arg-type]
 
     @classmethod
-    def random(cls, rng: np.random.Generator, **changes: Any) -> "RenderOptions":
+    def random(cls, rng: np.random.Generator, **changes: Any) -> RenderOptions:
         """Varied but plausible conditions (a club room, a kitchen table, a window nearby)."""
-        cast = rng.uniform(0.88, 1.1, size=3)
+        cast = rng.uniform(0.95, 1.05, size=3)
         cast /= cast.mean()
-        base = dict(
-            ambient=float(rng.uniform(0.85, 1.1)),
-            gradient=float(rng.uniform(0.0, 0.3)),
-            gradient_angle_deg=float(rng.uniform(0, 360)),
-            hot_spot_xy=(float(rng.uniform(0.15, 0.85)), float(rng.uniform(0.15, 0.85))),
-            hot_spot_strength=float(rng.uniform(0.0, 0.3)),
-            hot_spot_radius=float(rng.uniform(0.12, 0.4)),
-            glare=float(rng.uniform(0.0, 0.35)),
-            colour_cast=tuple(float(c) for c in cast),
-            noise_sigma=float(rng.uniform(1.0, 4.5)),
-            blur_sigma_px=float(rng.uniform(0.3, 1.1)),
-            jpeg_quality=int(rng.integers(70, 96)),
-            vignette=float(rng.uniform(0.0, 0.25)),
-            shadow=float(rng.uniform(0.15, 0.5)),
-            light_dir=(float(rng.uniform(-0.6, 0.6)), float(rng.uniform(-0.6, 0.6))),
-            shadow_blur_units=float(rng.uniform(0.06, 0.25)),
-        )
+        base: dict[str, Any] = {
+            "ambient": float(rng.uniform(0.85, 1.1)),
+            "gradient": float(rng.uniform(0.0, 0.3)),
+            "gradient_angle_deg": float(rng.uniform(0, 360)),
+            "hot_spot_xy": (float(rng.uniform(0.15, 0.85)), float(rng.uniform(0.15, 0.85))),
+            "hot_spot_strength": float(rng.uniform(0.0, 0.3)),
+            "hot_spot_radius": float(rng.uniform(0.12, 0.4)),
+            "glare": float(rng.uniform(0.0, 0.35)),
+            "colour_cast": tuple(float(c) for c in cast),
+            "noise_sigma": float(rng.uniform(1.0, 4.5)),
+            "blur_sigma_px": float(rng.uniform(0.3, 1.1)),
+            "jpeg_quality": int(rng.integers(70, 96)),
+            "vignette": float(rng.uniform(0.0, 0.25)),
+            "shadow": float(rng.uniform(0.15, 0.5)),
+            "light_dir": (float(rng.uniform(-0.6, 0.6)), float(rng.uniform(-0.6, 0.6))),
+            "shadow_blur_units": float(rng.uniform(0.06, 0.25)),
+        }
         base.update(changes)
         return cls(**base)  # type: ignore[arg-type]
 
-    def replace(self, **changes: Any) -> "RenderOptions":
+    def replace(self, **changes: Any) -> RenderOptions:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
+
+
+#: the shipped defaults (a module-level instance, used as the default argument everywhere)
+DEFAULT_OPTIONS = RenderOptions()

@@ -114,14 +114,26 @@ def draw_cylinders(
     seg_normal = np.stack([np.cos(_ANG[seg] + math.pi / _N_SIDE), np.sin(_ANG[seg] + math.pi / _N_SIDE)], 1)
     lam_all = 0.75 + 0.35 * (seg_normal @ light_xy)
     for p, (bottom, top, dot, mid) in zip(pieces, px):
-        hull = cv2.convexHull(np.concatenate([bottom, top]).astype(np.float32))[:, 0, :]
+        # the side's hull uses the top outline pulled 1.5 px inwards: where the top face's rim is
+        # the silhouette, only the top face's own anti-aliased edge is drawn there (two edges on
+        # the same line would blend twice and leave a dark or light halo)
+        c_top = top.mean(axis=0)
+        d = top - c_top
+        dist = np.linalg.norm(d, axis=1, keepdims=True)
+        inner = c_top + d * np.clip(1.0 - 1.5 / np.maximum(dist, 1e-9), 0.0, 1.0)
+        # likewise the base's outline where it hides under the top face (not the visible side)
+        db = bottom - c_top
+        dist_b = np.linalg.norm(db, axis=1, keepdims=True)
+        hidden = dist_b < dist + 0.5
+        base = np.where(hidden, c_top + db * np.clip(1.0 - 1.5 / np.maximum(dist_b, 1e-9), 0, 1), bottom)
+        hull = cv2.convexHull(np.concatenate([base, inner]).astype(np.float32))[:, 0, :]
         _fill(canvas, alpha, hull, p.side_upper_bgr)
         # camera-facing strips of the side (upper and lower half), shaded by the light; strips
         # thinner than the anti-aliasing can draw faithfully are left to the hull's colour
         to_cam = cam_c[:2] - np.array([p.x, p.y])
         half_px = np.linalg.norm(top[seg] - mid[seg], axis=1)
         facing = np.flatnonzero((normals[seg] @ to_cam > -0.2 * np.linalg.norm(to_cam))
-                                & (half_px > 3 * AA_DILATION_PX))
+                                & (half_px > 2 * AA_DILATION_PX))
         if facing.size:
             upper_cols = np.clip(np.outer(lam_all, p.side_upper_bgr), 0, 255).astype(int).tolist()
             lower_cols = np.clip(np.outer(lam_all, p.side_lower_bgr), 0, 255).astype(int).tolist()
@@ -146,14 +158,16 @@ def draw_cylinders(
 
 
 def shadow_polygons_world(pieces: list[Cylinder], light_dir: tuple[float, float]) -> list[np.ndarray]:
-    """Footprints (on z = 0) of the pieces' shadows: hull of the base and the displaced top."""
+    """Footprints (on z = 0) of the pieces' shadows: hull of the base and the displaced top,
+    a little wider than the piece (the soft occlusion at its foot under room light)."""
     out = []
     lx, ly = light_dir
     for p in pieces:
         h_top = -(p.z_base - p.thickness)
         h_bot = -p.z_base
-        a = circle_world(p.x + lx * h_bot, p.y + ly * h_bot, p.radius, 0.0)
-        b = circle_world(p.x + lx * h_top, p.y + ly * h_top, p.radius, 0.0)
+        r = p.radius * 1.06
+        a = circle_world(p.x + lx * h_bot, p.y + ly * h_bot, r, 0.0)
+        b = circle_world(p.x + lx * h_top, p.y + ly * h_top, r, 0.0)
         out.append(np.concatenate([a, b]))
     return out
 

@@ -15,9 +15,19 @@ import cv2
 import numpy as np
 
 from hardware.sim.layout import (
-    CUT_CELLS, DITION_INNER, DITION_LINE_WIDTH, DITION_SIZE, DITION_UNIT_MM,
-    DOMINATION_LINE_WIDTH, DOMINATION_SIZE, DOMINATION_UNIT_MM, FILES, MARKER_QUIET_ZONE, MARKERS,
-    PLATE_EXTENT, check_game,
+    CUT_CELLS,
+    DITION_INNER,
+    DITION_LINE_WIDTH,
+    DITION_SIZE,
+    DITION_UNIT_MM,
+    DOMINATION_LINE_WIDTH,
+    DOMINATION_SIZE,
+    DOMINATION_UNIT_MM,
+    FILES,
+    MARKER_QUIET_ZONE,
+    MARKERS,
+    PLATE_EXTENT,
+    check_game,
 )
 
 #: BGR colours of the kit
@@ -59,8 +69,8 @@ class _Painter:
         x0, y0, x1, y1 = extent
         self.origin = (x0, y0)
         self.ppu = ppu
-        w = int(round((x1 - x0) * ppu))
-        h = int(round((y1 - y0) * ppu))
+        w = round(float((x1 - x0) * ppu))
+        h = round(float((y1 - y0) * ppu))
         self.image = np.empty((h, w, 3), np.float32)
         self.image[:] = bgr
 
@@ -160,8 +170,9 @@ def plate_texture(game: str, ppu: float, markers: bool, textured: bool) -> Textu
     img = p.image
     if textured:
         rng = np.random.default_rng(7)  # fixed: the same printed sheet in every frame
-        img *= _mottle(img.shape[:2], rng, scale_px=ppu * 0.6, amp=0.015)[..., None]
-        img *= _mottle(img.shape[:2], rng, scale_px=ppu * 4.0, amp=0.02)[..., None]
+        # fibres (fine) and a faint unevenness of the print (coarse)
+        img *= _mottle(img.shape[:2], rng, scale_px=max(2.0, ppu * 0.08), amp=0.012)[..., None]
+        img *= _mottle(img.shape[:2], rng, scale_px=ppu * 5.0, amp=0.01)[..., None]
     return Texture(np.clip(img + 0.5, 0, 255).astype(np.uint8), p.origin, ppu)
 
 

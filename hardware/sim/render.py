@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 import zlib
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import cv2
 import numpy as np
@@ -22,10 +23,16 @@ from hardware.sim.camera import SimCamera
 from hardware.sim.effects import apply_effects
 from hardware.sim.hand import HandPose, draw_hand
 from hardware.sim.layout import (
-    DITION_DISC_DIAMETER, DITION_DOT_DIAMETER, DOMINATION_COLOURS, DOMINATION_PIECE_DIAMETER,
-    board_corners, cell_centre, check_game, playable_cells, unit_mm,
+    DITION_DISC_DIAMETER,
+    DITION_DOT_DIAMETER,
+    DOMINATION_COLOURS,
+    DOMINATION_PIECE_DIAMETER,
+    board_corners,
+    cell_centre,
+    playable_cells,
+    unit_mm,
 )
-from hardware.sim.options import RenderOptions
+from hardware.sim.options import DEFAULT_OPTIONS, RenderOptions
 from hardware.sim.pieces import Cylinder, depth_order, draw_cylinders, shadow_polygons_world
 from hardware.sim.plate import Texture, plate_ppu_cap, plate_texture, table_texture
 from hardware.sim.warp import warp_texture
@@ -70,8 +77,8 @@ def _disc_cylinders(discs: Sequence[SimDisc], thickness: float) -> list[Cylinder
         face, other = (WHITE_FACE_BGR, BLACK_FACE_BGR) if d.colour == "white" else (BLACK_FACE_BGR, WHITE_FACE_BGR)
         out.append(Cylinder(
             d.x, d.y, DITION_DISC_DIAMETER / 2, 0.0, thickness, face,
-            side_upper_bgr=tuple(int(c * 0.9) for c in face),  # type: ignore[arg-type]
-            side_lower_bgr=tuple(int(c * 0.9) for c in other),  # type: ignore[arg-type]
+            side_upper_bgr=tuple(int(c * 0.72) for c in face),  # type: ignore[arg-type]
+            side_lower_bgr=tuple(int(c * 0.72) for c in other),  # type: ignore[arg-type]
             dot_radius=DITION_DOT_DIAMETER / 2, dot_bgr=DOT_BGR,
         ))
     return out
@@ -122,8 +129,10 @@ def _stack_cylinders(
 
 @dataclass(frozen=True, eq=False)
 class _Static:
-    image: np.ndarray  # float32 BGR at output size, before light/noise
-    gloss: np.ndarray  # float32 (h, w) 0..1, glossy piece faces
+    """The cached part of a frame (uint8 to keep a dozen scenes in ~100 MB)."""
+
+    image: np.ndarray  # uint8 BGR at output size, lens-blurred, before light and noise
+    gloss: np.ndarray  # uint8 (h, w) 0..255, glossy piece faces
 
 
 def _px_per_unit(camera: SimCamera, game: str) -> float:
@@ -178,16 +187,20 @@ def _apply_shadows(
     if options.shadow <= 0 or not pieces:
         return
     h, w = image.shape[:2]
-    mask = np.zeros((h, w), np.uint8)
-    polys = []
-    for outline in shadow_polygons_world(pieces, options.light_dir):
-        px = camera.project(outline).astype(np.float32)
-        hull = cv2.convexHull(px)[:, 0, :]
-        polys.append(np.round(hull * 16).astype(np.int32))
-    cv2.fillPoly(mask, polys, 255, cv2.LINE_AA, 4)
     sigma = max(0.5, options.shadow_blur_units * _px_per_unit(camera, game))
-    soft = cv2.GaussianBlur(mask, (0, 0), sigma).astype(np.float32) / 255.0
-    image *= (1.0 - options.shadow * soft)[..., None]
+    # soft: drawn and blurred at a lower resolution when the blur is wide
+    q = int(np.clip(sigma // 3, 1, 4))
+    sh, sw = -(-h // q), -(-w // q)
+    mask = np.zeros((sh, sw), np.uint8)
+    outlines = shadow_polygons_world(pieces, options.light_dir)
+    px = camera.project(np.concatenate(outlines)).astype(np.float32).reshape(len(outlines), -1, 2)
+    px = (px + 0.5) / q - 0.5
+    polys = [np.round(cv2.convexHull(p)[:, 0, :] * 16).astype(np.int32) for p in px]
+    cv2.fillPoly(mask, polys, 255, cv2.LINE_AA, 4)
+    soft = cv2.GaussianBlur(mask, (0, 0), sigma / q)
+    if q > 1:
+        soft = cv2.resize(soft, (sw * q, sh * q), interpolation=cv2.INTER_LINEAR)[:h, :w]
+    image *= (1.0 - (options.shadow / 255.0) * soft.astype(np.float32))[..., None]
 
 
 def _draw_pieces(
@@ -227,7 +240,7 @@ def _draw_pieces(
     return cover
 
 
-_STATIC_CACHE: "OrderedDict[tuple, _Static]" = OrderedDict()
+_STATIC_CACHE: OrderedDict[tuple, _Static] = OrderedDict()
 _STATIC_CACHE_SIZE = 12
 
 
@@ -242,8 +255,15 @@ def _static_render(
     image = _background(game, camera, options)
     _apply_shadows(image, camera, pieces, options, game)
     gloss = _draw_pieces(image, camera, pieces, options)
-    image.setflags(write=False)
-    out = _Static(image, gloss)
+    if options.blur_sigma_px > 0:
+        # the lens blur is linear and the light field smooth: blur once per scene, not per frame
+        image = cv2.GaussianBlur(image, (0, 0), options.blur_sigma_px)
+        gloss = cv2.GaussianBlur(gloss, (0, 0), options.blur_sigma_px)
+    image8 = cv2.convertScaleAbs(cv2.max(image, 0.0))
+    gloss8 = cv2.convertScaleAbs(gloss, alpha=255.0)
+    image8.setflags(write=False)
+    gloss8.setflags(write=False)
+    out = _Static(image8, gloss8)
     _STATIC_CACHE[full_key] = out
     if len(_STATIC_CACHE) > _STATIC_CACHE_SIZE:
         _STATIC_CACHE.popitem(last=False)
@@ -254,19 +274,35 @@ def _finish(
     static: _Static, game: str, camera: SimCamera, rng: np.random.Generator,
     options: RenderOptions, hand: HandPose | None, gain: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    image = static.image.copy()
+    image = static.image.astype(np.float32)  # already blurred by the lens (see _static_render)
     hand_mask = None
     if hand is not None:
-        hand_mask = draw_hand(image, camera, hand, unit_mm(game), shadow=options.shadow,
-                              light_dir=options.light_dir)
-    gloss = static.gloss
+        hand_mask, box = draw_hand(image, camera, hand, unit_mm(game), shadow=options.shadow,
+                                   light_dir=options.light_dir)
+        if box is not None and options.blur_sigma_px > 0:
+            pad = int(4 * options.blur_sigma_px) + 2
+            h, w = image.shape[:2]
+            x0, y0 = max(box[0] - pad, 0), max(box[1] - pad, 0)
+            x1, y1 = min(box[2] + pad, w), min(box[3] + pad, h)
+            image[y0:y1, x0:x1] = cv2.GaussianBlur(image[y0:y1, x0:x1], (0, 0), options.blur_sigma_px)
+    gloss = static.gloss.astype(np.float32) * np.float32(1.0 / 255.0)
     if hand_mask is not None:
-        gloss = gloss * (1.0 - hand_mask.astype(np.float32) / 255.0)
-    return apply_effects(image, options, rng, gain=gain, gloss=gloss), hand_mask
+        gloss *= 1.0 - hand_mask.astype(np.float32) * np.float32(1.0 / 255.0)
+    out = apply_effects(image, options, rng, gain=gain, gloss=gloss, blurred=True)
+    return out, hand_mask
 
 
-def _base_truth(game: str, camera: SimCamera, options: RenderOptions, hand: HandPose | None) -> dict[str, Any]:
+def _base_truth(
+    game: str, camera: SimCamera, options: RenderOptions, hand: HandPose | None,
+    hand_mask: np.ndarray | None,
+) -> dict[str, Any]:
     corners = np.array([[x, y, 0.0] for x, y in board_corners(game)])
+    box = None
+    if hand_mask is not None:
+        rows = np.flatnonzero(hand_mask.max(axis=1) > 127)
+        cols = np.flatnonzero(hand_mask.max(axis=0) > 127)
+        if rows.size:
+            box = [int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1]
     return {
         "game": game,
         "image_size": list(camera.image_size),
@@ -274,6 +310,7 @@ def _base_truth(game: str, camera: SimCamera, options: RenderOptions, hand: Hand
         "camera": camera.to_dict(),
         "hand": hand is not None,
         "hand_pose": None if hand is None else hand.to_dict(),
+        "hand_box_px": box,  # [x0, y0, x1, y1) of the pixels the hand covers, or None
         "options": options.to_dict(),
     }
 
@@ -284,7 +321,7 @@ def _occluded(px: np.ndarray, mask: np.ndarray | None) -> list[bool]:
     h, w = mask.shape
     out = []
     for x, y in px:
-        xi, yi = int(round(x)), int(round(y))
+        xi, yi = round(float(x)), round(float(y))
         out.append(bool(0 <= xi < w and 0 <= yi < h and mask[yi, xi] > 127))
     return out
 
@@ -308,15 +345,19 @@ def render_dition(
     camera: SimCamera,
     rng: np.random.Generator,
     *,
-    options: RenderOptions = RenderOptions(),
+    options: RenderOptions = DEFAULT_OPTIONS,
     hand: HandPose | None = None,
     gain: float = 1.0,
 ) -> Rendered:
-    """A camera frame of a Dition board with `discs` on it (and a hand if given)."""
+    """A camera frame of a Dition board with `discs` on it (and a hand if given).
+
+    `gain` multiplies the light level (per-frame flicker of a scripted match). The static part of
+    the picture is cached per (discs, camera, options), so re-rendering a scene with a new hand
+    pose or new noise is cheap."""
     key, cyl, discs = dition_scene(discs, camera, options)
     static = _static_render("dition", key, cyl, camera, options)
     image, hand_mask = _finish(static, "dition", camera, rng, options, hand, gain)
-    truth = _base_truth("dition", camera, options, hand)
+    truth = _base_truth("dition", camera, options, hand, hand_mask)
     t = options.disc_thickness
     tops = camera.project(np.array([[d.x, d.y, -t] for d in discs]).reshape(-1, 3))
     bases = camera.project(np.array([[d.x, d.y, 0.0] for d in discs]).reshape(-1, 3))
@@ -353,7 +394,7 @@ def render_domination(
     rng: np.random.Generator,
     *,
     colours: Mapping[str, tuple[int, int, int]] | None = None,
-    options: RenderOptions = RenderOptions(),
+    options: RenderOptions = DEFAULT_OPTIONS,
     hand: HandPose | None = None,
     gain: float = 1.0,
 ) -> Rendered:
@@ -362,7 +403,7 @@ def render_domination(
     key, flat, by_cell = domination_scene(stacks, camera, options, colours)
     static = _static_render("domination", key, flat, camera, options)
     image, hand_mask = _finish(static, "domination", camera, rng, options, hand, gain)
-    truth = _base_truth("domination", camera, options, hand)
+    truth = _base_truth("domination", camera, options, hand, hand_mask)
     cells = sorted(by_cell)
     tops = camera.project(np.array([by_cell[c][-1].top_centre_world for c in cells]).reshape(-1, 3))
     occl = _occluded(tops, hand_mask)
@@ -380,7 +421,7 @@ def render_planar_target(
     camera: SimCamera,
     rng: np.random.Generator,
     *,
-    options: RenderOptions = RenderOptions(),
+    options: RenderOptions = DEFAULT_OPTIONS,
     table: bool = True,
 ) -> np.ndarray:
     """A flat printed sheet (`texture_bgr`, uint8 BGR or grey) lying on z = 0 with its top-left
@@ -396,7 +437,7 @@ def render_planar_target(
         raise ValueError(f"size_units must be positive, got {size_units}")
     ppu_x, ppu_y = tex.shape[1] / tw, tex.shape[0] / th
     if abs(ppu_x - ppu_y) > 1e-3 * max(ppu_x, ppu_y):
-        tex = cv2.resize(tex, (tex.shape[1], int(round(tex.shape[1] * th / tw))), interpolation=cv2.INTER_AREA)
+        tex = cv2.resize(tex, (tex.shape[1], round(float(tex.shape[1] * th / tw))), interpolation=cv2.INTER_AREA)
     ss = options.supersample
     cam_ss = camera.scaled(ss)
     w, h = cam_ss.image_size

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence, Union
+from typing import Any
 
 import numpy as np
 
@@ -21,14 +22,14 @@ from hardware.errors import CorruptFrameError, EndOfStream
 from hardware.sim.camera import SimCamera
 from hardware.sim.hand import SKIN_TONES_BGR, SLEEVE_BGR, HandPose
 from hardware.sim.layout import board_size, cell_centre
-from hardware.sim.options import RenderOptions
+from hardware.sim.options import DEFAULT_OPTIONS, RenderOptions
 from hardware.sim.render import Rendered, SimDisc, render_dition, render_domination
 from hardware.source import Frame, SourceBase
 
 #: Dition: a tuple of discs; Domination: cell -> bottom-to-top letters
-Pieces = Union[Sequence[SimDisc], Mapping[str, str]]
+Pieces = Sequence[SimDisc] | Mapping[str, str]
 #: board (x, y) in board units, or a Domination cell name
-Target = Union[tuple[float, float], str]
+Target = tuple[float, float] | str
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class Drop:
     label: Any = None
 
 
-Step = Union[Still, HandPlace, HandRemove, Bump, Drop]
+Step = Still | HandPlace | HandRemove | Bump | Drop
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,7 @@ class ScriptedTable(SourceBase):
         rng: np.random.Generator,
         *,
         game: str | None = None,
-        options: RenderOptions = RenderOptions(),
+        options: RenderOptions = DEFAULT_OPTIONS,
         fps: float = 5.0,
         flicker: float = 0.015,
         colours: Mapping[str, tuple[int, int, int]] | None = None,
@@ -284,8 +285,8 @@ class ScriptedTable(SourceBase):
         s = board_size(self._game)
         away = np.array([math.cos(math.radians(angle)), math.sin(math.radians(angle))])
         outside = targets[0] + away * 0.8 * s
-        n_enter = max(1, int(round(frames * 0.3)))
-        n_leave = max(1, int(round(frames * 0.3)))
+        n_enter = max(1, round(float(frames * 0.3)))
+        n_leave = max(1, round(float(frames * 0.3)))
         n_over = max(1, frames - n_enter - n_leave)
         for k in range(n_enter):
             t = _ease((k + 1) / (n_enter + 1))

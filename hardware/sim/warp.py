@@ -17,11 +17,11 @@ import numpy as np
 from hardware.sim.camera import SimCamera
 from hardware.sim.plate import Texture
 
-_CACHE: "OrderedDict[bytes, tuple[np.ndarray, np.ndarray, int]]" = OrderedDict()
+_CACHE: OrderedDict[bytes, tuple[np.ndarray, np.ndarray, int]] = OrderedDict()
 _CACHE_SIZE = 8
 
 
-def undistort_normalised(camera: SimCamera, px: np.ndarray, iterations: int = 8) -> np.ndarray:
+def undistort_normalised(camera: SimCamera, px: np.ndarray, iterations: int = 12) -> np.ndarray:
     """(N,2) distorted pixels -> (N,2) ideal normalised coordinates (Newton's method on OpenCV's
     5-coefficient model; converges to ~1e-12 for any lens a Pi camera has)."""
     K = camera.camera_matrix
@@ -44,8 +44,12 @@ def undistort_normalised(camera: SimCamera, px: np.ndarray, iterations: int = 8)
         jyx = 2 * x * y * drad + 2 * p1 * x + 2 * p2 * y
         jyy = rad + 2 * y2 * drad + 6 * p1 * y + 2 * p2 * x
         det = jxx * jyy - jxy * jyx
-        x = x - (jyy * fx - jxy * fy) / det
-        y = y - (jxx * fy - jyx * fx) / det
+        dx = (jyy * fx - jxy * fy) / det
+        dy = (jxx * fy - jyx * fx) / det
+        x -= dx
+        y -= dy
+        if max(float(np.abs(dx).max(initial=0.0)), float(np.abs(dy).max(initial=0.0))) < 1e-13:
+            break
     return np.stack([x, y], 1)
 
 
@@ -73,6 +77,11 @@ def coarse_plane_grid(camera: SimCamera) -> tuple[np.ndarray, np.ndarray, int]:
     """Board (x, y) at the centres of g-pixel blocks (g = `block_px`), with one extra ring of
     blocks around the image: arrays of shape (ny + 2, nx + 2), float64 (far away, 1e6, where no
     table), and g."""
+    base = getattr(camera, "_scaled_from", None)
+    if base is not None:
+        # block centres of a k-times larger image with k-times larger blocks are the same rays
+        bx, by, bg = coarse_plane_grid(base[0])
+        return bx, by, bg * base[1]
     key = camera._key
     hit = _CACHE.get(key)
     if hit is not None:

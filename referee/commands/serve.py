@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         source_spec=spec,
         corners_px=parse_corners(args.corners),
         calibration=load_calibration(args.calibration),
-        settings=LoopSettings(agree_frames=1 if still else 2, use_motion=not still),
+        settings=LoopSettings(agree_frames=1, use_motion=not still),
         max_fps=args.max_fps,
         resume=not args.no_resume,
     )

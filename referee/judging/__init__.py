@@ -24,13 +24,17 @@ _Judge = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def _judge_for(game: str) -> _Judge | None:
+    """The game's `judge`, or None if its module is missing or cannot be imported."""
     module_name = GAMES[game]
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        if exc.name is not None and module_name.startswith(exc.name):
-            return None
-        raise
+        if exc.name is None or not module_name.startswith(exc.name):
+            traceback.print_exc(file=sys.stderr)
+        return None
+    except Exception:  # noqa: BLE001 - a broken game module must not stop the other games
+        traceback.print_exc(file=sys.stderr)
+        return None
     judge = getattr(module, "judge", None)
     return judge if callable(judge) else None
 

@@ -22,6 +22,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from referee.errors import JudgeInputError
 from rules import dition as rd
 
@@ -37,10 +39,14 @@ def _number(value: Any, where: str) -> float:
     return number
 
 
+_COLOURS = {"black": rd.Colour.BLACK, "white": rd.Colour.WHITE}
+
+
 def _colour(value: Any, where: str) -> rd.Colour:
-    if value not in ("black", "white"):
+    colour = _COLOURS.get(value) if isinstance(value, str) else None
+    if colour is None:
         raise JudgeInputError(f'{where} must be "black" or "white", got {value!r}')
-    return rd.Colour(value)
+    return colour
 
 
 def _field(obj: Mapping[str, Any], name: str, where: str = "") -> Any:
@@ -97,16 +103,22 @@ def _warnings(position: rd.Position) -> list[str]:
 def _borderline(
     position: rd.Position, x: float, y: float, tolerance: float
 ) -> list[dict[str, Any]]:
-    mover = position.to_move
+    """Distances from the placed disc within `tolerance` of 1 (any disc) or 2 (opponents)."""
+    if not position.discs:
+        return []
+    delta = position.centres - (x, y)
+    distance = np.sqrt(delta[:, 0] * delta[:, 0] + delta[:, 1] * delta[:, 1])
+    opponent = position.colour_mask(position.to_move.opponent)
     out = []
-    for i, disc in enumerate(position.discs):
-        distance = disc.distance_to(x, y)
-        for threshold in (rd.TOUCH_DISTANCE, rd.RANGE_DISTANCE):
-            if threshold == rd.RANGE_DISTANCE and disc.colour is mover:
-                continue
-            if abs(distance - threshold) <= tolerance:
-                out.append({"disc": i, "distance": distance, "threshold": threshold})
-    return out
+    for threshold, allowed in ((rd.TOUCH_DISTANCE, None), (rd.RANGE_DISTANCE, opponent)):
+        near = np.abs(distance - threshold) <= tolerance
+        if allowed is not None:
+            near &= allowed
+        out += [
+            {"disc": int(i), "distance": float(distance[i]), "threshold": threshold}
+            for i in np.flatnonzero(near)
+        ]
+    return sorted(out, key=lambda item: (item["disc"], item["threshold"]))
 
 
 def judge(obj: dict[str, Any]) -> dict[str, Any]:

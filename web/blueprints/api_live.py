@@ -8,12 +8,17 @@ from collections.abc import Iterator
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from web.errors import FrameUnavailableError
+from web.frames import FrameCache
 from web.service_access import get_service, to_jsonable
 from web.sse import state_stream
 
 bp = Blueprint("api_live", __name__, url_prefix="/api")
 
 _NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _frames() -> FrameCache:
+    return current_app.extensions["referee_frames"]  # type: ignore[no-any-return]
 
 
 def _want_overlay() -> bool:
@@ -38,17 +43,17 @@ def events() -> Response:
 
 @bp.get("/frame.jpg")
 def frame() -> Response:
-    jpeg = get_service().latest_jpeg(overlay=_want_overlay())
+    jpeg = _frames().get(get_service(), overlay=_want_overlay())
     if not jpeg:
         raise FrameUnavailableError("no camera frame yet: the camera is starting or lost")
     return Response(jpeg, mimetype="image/jpeg", headers=_NO_STORE)
 
 
-def _mjpeg(service: object, overlay: bool, fps: float) -> Iterator[bytes]:
+def _mjpeg(service: object, frames: FrameCache, overlay: bool, fps: float) -> Iterator[bytes]:
     period_s = 1.0 / max(fps, 0.1)
     previous: bytes | None = None
     while True:
-        jpeg = service.latest_jpeg(overlay=overlay)  # type: ignore[attr-defined]
+        jpeg = frames.get(service, overlay=overlay)
         if jpeg and jpeg is not previous:
             previous = jpeg
             yield (b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: "
@@ -59,5 +64,5 @@ def _mjpeg(service: object, overlay: bool, fps: float) -> Iterator[bytes]:
 @bp.get("/stream.mjpg")
 def stream() -> Response:
     fps = float(current_app.config["MJPEG_FPS"])
-    return Response(_mjpeg(get_service(), _want_overlay(), fps),
+    return Response(_mjpeg(get_service(), _frames(), _want_overlay(), fps),
                     mimetype="multipart/x-mixed-replace; boundary=frame", headers=_NO_STORE)

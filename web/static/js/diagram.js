@@ -13,6 +13,12 @@ const DANGER_COLOURS = {
 const FILES = "abcdefgh";
 const CUT_CELLS = new Set(["a1", "b1", "a2", "g1", "h1", "h2", "a7", "a8", "b8", "g8", "h8", "h7"]);
 
+// "G+B" (a team) -> "Green & Blue"
+export function playerName(p) {
+  if (!p) return "";
+  return String(p).split("+").map((x) => PLAYER_NAMES[x] || x).join(" & ");
+}
+
 function el(name, attrs = {}, parent = null) {
   const node = document.createElementNS(SVG_NS, name);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
@@ -93,6 +99,10 @@ function drawDition(svg, state, opts) {
   for (const h of highlights(state)) {
     if (typeof h.x !== "number") continue;
     const colour = ROLE_COLOURS[h.role] || "#fff";
+    const onBoard = discs.some((d) => Math.hypot(d.x - h.x, d.y - h.y) < 0.25);
+    if (!onBoard) {  // a disc the record no longer holds (to be removed, or misplaced): its ghost
+      el("circle", { cx: h.x, cy: h.y, r: 0.5, class: `ghost ghost-${h.role}` }, markLayer);
+    }
     el("circle", { cx: h.x, cy: h.y, r: 0.66, class: `hl hl-${h.role}`, stroke: colour }, markLayer);
     if (h.role === "remove") {
       const s = 0.3;
@@ -127,7 +137,11 @@ function drawDanger(svg, danger) {
     }
   }
   ctx.putImageData(img, 0, 0);
-  el("image", { href: canvas.toDataURL(), x: 0, y: 0, width: cols * res, height: rows * res,
+  // grid[iy][ix] is the code of a disc centred at (x0 + ix*res, y0 + iy*res): each sample
+  // covers the res x res square around its point
+  const x0 = typeof danger.x0 === "number" ? danger.x0 : res / 2;
+  const y0 = typeof danger.y0 === "number" ? danger.y0 : res / 2;
+  el("image", { href: canvas.toDataURL(), x: x0 - res / 2, y: y0 - res / 2, width: cols * res, height: rows * res,
     preserveAspectRatio: "none", class: "danger" }, svg);
 }
 

@@ -1,13 +1,13 @@
 // The match history: every match in the log, with replay and export links.
 import { getJSON, reportError } from "./api.js";
-import { PLAYER_NAMES } from "./diagram.js";
+import { PLAYER_NAMES, playerName } from "./diagram.js";
 
 function resultText(match) {
   const r = match.result;
   if (!match.ended_at) return "in progress";
   if (!r) return "ended";
   if (r.text) return r.text;
-  if (r.winner) return `${PLAYER_NAMES[r.winner] || r.winner} won${r.reason ? " (" + r.reason + ")" : ""}`;
+  if (r.winner) return `${playerName(r.winner)} won${r.reason ? " (" + r.reason + ")" : ""}`;
   return r.reason ? `draw (${r.reason})` : "draw";
 }
 

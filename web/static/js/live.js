@@ -1,15 +1,15 @@
 // The live page: verdict pushed by Server-Sent Events, board diagram, camera, controls.
 import { control, getJSON, reportError, toast } from "./api.js";
-import { renderDiagram, renderPlayers, boardPoint, cellAt, dangerLegend, PLAYER_NAMES } from "./diagram.js";
+import { renderDiagram, renderPlayers, boardPoint, cellAt, dangerLegend, PLAYER_NAMES, playerName } from "./diagram.js";
 import { sound } from "./sound.js";
 
 const $ = (id) => document.getElementById(id);
 const KIND_TITLES = {
   info: "Referee", remove: "Remove", capture: "Capture", sacrifice: "Sacrifice", suicide: "Suicide",
-  over: "Game over", warning: "Check", error: "Problem",
+  over: "Game over", warning: "Check", error: "Problem", question: "Question",
 };
 const STATUS_TITLES = {
-  waiting: "Waiting", settling: "Watching…", instruction: "Referee", question: "Question",
+  waiting: "Your move", settling: "Watching…", instruction: "Referee", question: "Question",
   paused: "Paused", camera_lost: "Camera lost", over: "Game over",
 };
 const SOUND_KINDS = new Set(["suicide", "over", "error"]);
@@ -42,7 +42,9 @@ function render(state) {
   const ins = state.instruction || { kind: "info", text: "" };
   const kind = state.status === "over" ? "over" : (ins.kind || "info");
   const verdict = $("verdict");
-  verdict.className = `verdict kind-${kind} status-${state.status}`;
+  const text = ins.text || "";
+  verdict.className = `verdict kind-${kind} status-${state.status}` +
+    (text.length > 160 ? " verdict-longer" : text.length > 70 ? " verdict-long" : "");
   $("verdict-kind").textContent = state.status === "instruction" || state.status === "over"
     ? (KIND_TITLES[kind] || kind) : (STATUS_TITLES[state.status] || state.status);
   $("verdict-text").textContent = ins.text || STATUS_TITLES[state.status] || "";
@@ -65,6 +67,7 @@ function render(state) {
   renderPlayers($("players"), state);
   renderEvents(state.events || []);
   $("opt-danger-wrap").hidden = state.game !== "dition";
+  $("opt-range-wrap").hidden = state.game !== "dition";
 
   const key = instructionKey(state);
   if (previous && key !== lastSoundKey && SOUND_KINDS.has(kind)) sound.play(kind);
@@ -74,7 +77,7 @@ function render(state) {
   $("game-over").hidden = !over || gameOverDismissed === state.match_id;
   if (over) {
     const w = state.winner;
-    $("game-over-title").textContent = w ? `${PLAYER_NAMES[w] || w} wins` : "Draw";
+    $("game-over-title").textContent = w ? `${playerName(w)} win${w.includes("+") ? "" : "s"}` : "Draw";
     $("game-over-text").textContent = ins.text || "";
   }
 }
@@ -133,12 +136,13 @@ function describe(event) {
 function renderEvents(events) {
   const list = $("events");
   list.innerHTML = "";
-  for (const event of [...events].reverse().slice(0, 12)) {
+  for (const event of [...events].reverse().slice(0, 8)) {
     const li = document.createElement("li");
     li.value = event.seq;
     li.innerHTML = `<span class="ev-type"></span><span class="ev-text"></span>`;
-    li.firstChild.textContent = event.type;
+    li.firstChild.textContent = event.type.replace(/_/g, " ");
     li.lastChild.textContent = describe(event);
+    li.title = describe(event);
     list.appendChild(li);
   }
   if (!events.length) list.innerHTML = '<li class="muted">Nothing yet</li>';

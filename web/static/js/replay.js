@@ -19,9 +19,15 @@ function highlightsFor(event) {
   return out;
 }
 
+// A logged position: Dition {discs, to_move, ...}; Domination {state: {stacks, reserves, ...}}.
+function normalise(position) {
+  if (!position) return null;
+  return position.state && typeof position.state === "object" ? position.state : position;
+}
+
 function positionAt(i) {
-  for (let k = i; k >= 0; k--) if (events[k].position) return events[k].position;
-  return match.start_position || (match.game === "dition" ? { discs: [] } : { stacks: {} });
+  for (let k = i; k >= 0; k--) if (events[k].position) return normalise(events[k].position);
+  return normalise(match.start_position) || (match.game === "dition" ? { discs: [] } : { stacks: {} });
 }
 
 function kindOf(event) {
@@ -57,12 +63,13 @@ function show(i) {
   $("replay-event").className = `verdict kind-${kind}`;
   $("replay-event-kind").textContent = `Event ${event.seq} of ${events[events.length - 1].seq} · ${event.type}`;
   $("replay-event-text").textContent = describe(event);
+  const position = positionAt(index);
   const state = {
-    game: match.game, players: match.players, position: positionAt(index),
+    game: match.game, players: match.players, position,
     instruction: { highlight: highlightsFor(event) },
     last_move: event.type === "move" ? (event.move || event) : null,
     borderline: event.borderline || [],
-    to_move: null,
+    to_move: position.to_move || null,
   };
   renderDiagram($("diagram"), state, {});
   renderPlayers($("players"), state);

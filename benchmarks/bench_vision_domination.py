@@ -1,0 +1,161 @@
+"""Score Domination vision on the simulated table and print the figures (issue 8).
+
+Frames: 1640x1232, random camera (tilt up to 15 degrees, lens distortion), random light, noise,
+blur and JPEG (`RenderOptions.random`), random stacks (2-4 colours of G R B Y, 1-5 high, 20-95 %
+of the cells filled). Reported:
+
+- tops: top colour / empty right per cell and per whole board, with the board from the true
+  corners, without and with the camera model (intrinsics), and from the ArUco markers;
+- heights: exact per stack when the camera model is known, and the calibration of height_sigma;
+- board from the cell pattern (markers off): found, corner error modulo quarter turns;
+- time per frame of `read_tops` on one core (median, 95th percentile).
+
+Usage: .venv/bin/python benchmarks/bench_vision_domination.py [--frames 200] [--seed 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hardware.sim import RenderOptions, random_camera, render_domination
+from hardware.sim.layout import DOMINATION_COLOURS, playable_cells
+from vision.board import find_board, fit_from_corners
+from vision.camera import Intrinsics
+from vision.domination import CELLS, read_tops
+from vision.domination_board import find_domination_board
+from vision.errors import VisionError
+
+
+def random_stacks(rng: np.random.Generator) -> dict[str, str]:
+    letters = list(DOMINATION_COLOURS)[: int(rng.integers(2, 5))]
+    fill = rng.uniform(0.2, 0.95)
+    return {
+        c: "".join(rng.choice(letters, size=int(rng.integers(1, 6))))
+        for c in playable_cells()
+        if rng.random() < fill
+    }
+
+
+def corner_error_px(found: np.ndarray, truth: np.ndarray) -> float:
+    """Largest corner distance, minimised over the quarter turns of the corner order."""
+    return min(float(np.linalg.norm(np.roll(found, k, axis=0) - truth, axis=1).max()) for k in range(4))
+
+
+class Score:
+    def __init__(self) -> None:
+        self.cells = self.cell_errors = self.boards = self.bad_boards = 0
+
+    def add(self, tops: dict[str, str], stacks: dict[str, str]) -> list[str]:
+        wrong = [c for c in CELLS if tops[c] != (stacks[c][-1] if c in stacks else ".")]
+        self.cells += len(CELLS)
+        self.cell_errors += len(wrong)
+        self.boards += 1
+        self.bad_boards += bool(wrong)
+        return wrong
+
+    def row(self, name: str) -> str:
+        if not self.boards:
+            return f"| {name} | - | - | 0 |"
+        cell_ok = 100.0 * (1 - self.cell_errors / self.cells)
+        board_ok = 100.0 * (1 - self.bad_boards / self.boards)
+        return f"| {name} | {cell_ok:.3f} % | {board_ok:.1f} % | {self.boards} |"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--frames", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=8)
+    parser.add_argument("--verbose", action="store_true", help="list every misread cell")
+    args = parser.parse_args(argv)
+    cv2.setNumThreads(1)
+    rng = np.random.default_rng(args.seed)
+
+    given_intr, given_plain, aruco = Score(), Score(), Score()
+    h_total = h_exact = h_within1 = 0
+    z_scores: list[float] = []
+    times_ms: list[float] = []
+    board_err: list[float] = []
+    board_fail = 0
+    board_ms: list[float] = []
+    for i in range(args.frames):
+        cam = random_camera(rng, "domination")
+        stacks = random_stacks(rng)
+        markers = i % 4 != 3  # every fourth frame without markers: the cell-pattern finder
+        options = RenderOptions.random(rng, markers=markers)
+        rendered = render_domination(stacks, cam, rng, options=options)
+        image = rendered.image
+        corners = np.asarray(rendered.truth["corners_px"], dtype=np.float64)
+        intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
+
+        board = fit_from_corners(corners, "domination", intr)
+        t0 = time.thread_time()
+        reading = read_tops(image, board, intrinsics=intr)
+        times_ms.append(1000 * (time.thread_time() - t0))
+        wrong = given_intr.add(dict(reading.tops), stacks)
+        if args.verbose and wrong:
+            print(f"frame {i}: misread {[(c, stacks.get(c, '.'), reading.tops[c]) for c in wrong]}")
+        assert reading.heights is not None and reading.height_sigma is not None
+        for c, s in stacks.items():
+            h_total += 1
+            err = reading.heights[c] - len(s)
+            h_exact += err == 0
+            h_within1 += abs(err) <= 1
+            est = (reading.height_estimate or {}).get(c, float(reading.heights[c]))
+            z_scores.append((est - len(s)) / max(reading.height_sigma[c], 1e-6))
+
+        plain = read_tops(image, fit_from_corners(corners, "domination"))
+        given_plain.add(dict(plain.tops), stacks)
+
+        if markers:
+            try:
+                fit = find_board(image, game="domination", intrinsics=intr)
+                aruco.add(dict(read_tops(image, fit, intrinsics=intr).tops), stacks)
+            except VisionError:
+                aruco.boards += 1
+                aruco.bad_boards += 1
+                aruco.cells += len(CELLS)
+                aruco.cell_errors += len(CELLS)
+        else:
+            t0 = time.thread_time()
+            try:
+                fit = find_domination_board(image, intrinsics=intr)
+                board_ms.append(1000 * (time.thread_time() - t0))
+                board_err.append(corner_error_px(fit.corners_px, corners))
+            except VisionError as exc:
+                board_fail += 1
+                if args.verbose:
+                    print(f"frame {i}: cell-pattern board not found: {exc}")
+
+    print(f"Domination vision on the simulated table: {args.frames} frames, seed {args.seed}, "
+          f"1640x1232, tilt <= 15 deg, stacks 1-5, 2-4 colours, random light/noise/JPEG\n")
+    print("| board / camera model | cells right | boards without error | boards |")
+    print("|---|---|---|---|")
+    print(given_intr.row("true corners + intrinsics"))
+    print(given_plain.row("true corners, no intrinsics"))
+    print(aruco.row("ArUco markers + intrinsics"))
+    z = np.asarray(z_scores)
+    print(f"\nheights (camera model known): exact {100.0 * h_exact / max(h_total, 1):.1f} %, "
+          f"within 1: {100.0 * h_within1 / max(h_total, 1):.1f} % of {h_total} stacks; "
+          f"|error| / height_sigma: median {np.median(np.abs(z)):.2f} (0.67 if calibrated)")
+    t = np.asarray(times_ms)
+    print(f"read_tops CPU time per frame (one thread): median {np.median(t):.1f} ms, "
+          f"95th percentile {np.percentile(t, 95):.1f} ms")
+    n_cell = len(board_err) + board_fail
+    if n_cell:
+        e = np.asarray(board_err) if board_err else np.asarray([np.nan])
+        print(f"board from the cell pattern (no markers, intrinsics given): found {len(board_err)}/{n_cell}; "
+              f"corner error median {np.nanmedian(e):.2f} px, max {np.nanmax(e):.2f} px; "
+              f"time median {np.median(board_ms) if board_ms else float('nan'):.0f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

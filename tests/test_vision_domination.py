@@ -1,0 +1,180 @@
+"""vision.domination.read_tops on frames of the simulated table, compared with their ground truth."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hardware.sim import RenderOptions, look_at_board, random_camera, render_domination
+from hardware.sim.layout import CUT_CELLS as SIM_CUT_CELLS
+from hardware.sim.layout import playable_cells
+from vision.board import fit_from_corners
+from vision.camera import Intrinsics
+from vision.domination import (
+    CELLS,
+    CUT_CELLS,
+    DEFAULT_COLOURS,
+    TopsParams,
+    TopsReading,
+    cell_centre_board,
+    read_tops,
+)
+from vision.errors import BoardPoseError, ColourModelError, InvalidImageError, VisionError
+
+
+def _stacks(rng: np.random.Generator, letters: str, fill: float) -> dict[str, str]:
+    return {
+        c: "".join(rng.choice(list(letters), size=int(rng.integers(1, 6))))
+        for c in playable_cells()
+        if rng.random() < fill
+    }
+
+
+def _expected_tops(stacks: dict[str, str]) -> dict[str, str]:
+    return {c: (stacks[c][-1] if c in stacks else ".") for c in CELLS}
+
+
+class Scene:
+    def __init__(self, seed: int, letters: str = "GRBY", fill: float = 0.6, **opts: object) -> None:
+        rng = np.random.default_rng(seed)
+        self.camera = random_camera(rng, "domination")
+        self.stacks = _stacks(rng, letters, fill)
+        colours = opts.pop("colours", None)
+        self.rendered = render_domination(
+            self.stacks, self.camera, rng, colours=colours,  # type: ignore[arg-type]
+            options=RenderOptions.random(rng, **opts),
+        )
+        self.image = self.rendered.image
+        self.corners_px = np.asarray(self.rendered.truth["corners_px"], dtype=np.float64)
+        self.intrinsics = Intrinsics(
+            self.camera.camera_matrix, self.camera.dist_coeffs, self.camera.image_size
+        )
+
+
+@pytest.fixture(scope="module")
+def scenes() -> list[Scene]:
+    return [Scene(seed, letters) for seed, letters in ((101, "GRBY"), (102, "GR"), (103, "GRB"))]
+
+
+def test_vocabulary_matches_the_simulated_kit() -> None:
+    assert CUT_CELLS == SIM_CUT_CELLS
+    assert sorted(CELLS) == sorted(playable_cells())
+    assert len(CELLS) == 52
+    assert cell_centre_board("c8") == (2.5, 0.5)
+    assert cell_centre_board("d4") == (3.5, 4.5)
+    with pytest.raises(ValueError, match="a1"):
+        cell_centre_board("a1")
+
+
+def test_tops_right_on_every_cell_with_camera_model(scenes: list[Scene]) -> None:
+    for scene in scenes:
+        board = fit_from_corners(scene.corners_px, "domination", scene.intrinsics)
+        reading = read_tops(scene.image, board, intrinsics=scene.intrinsics)
+        assert set(reading.tops) == set(CELLS)
+        assert dict(reading.tops) == _expected_tops(scene.stacks)
+        assert all(0.0 <= v <= 1.0 for v in reading.confidence.values())
+
+
+def test_tops_right_without_camera_model_and_no_heights(scenes: list[Scene]) -> None:
+    for scene in scenes:
+        reading = read_tops(scene.image, fit_from_corners(scene.corners_px, "domination"))
+        assert dict(reading.tops) == _expected_tops(scene.stacks)
+        assert reading.heights is None and reading.height_sigma is None
+
+
+def test_heights_mostly_exact_and_never_far_off(scenes: list[Scene]) -> None:
+    exact = total = 0
+    for scene in scenes:
+        board = fit_from_corners(scene.corners_px, "domination", scene.intrinsics)
+        reading = read_tops(scene.image, board, intrinsics=scene.intrinsics)
+        assert reading.heights is not None and reading.height_sigma is not None
+        for cell in CELLS:
+            true_h = len(scene.stacks.get(cell, ""))
+            if true_h == 0:
+                assert reading.heights[cell] == 0
+                continue
+            total += 1
+            exact += reading.heights[cell] == true_h
+            assert abs(reading.heights[cell] - true_h) <= 2, (cell, scene.stacks[cell])
+            assert 1 <= reading.heights[cell] <= 5
+            assert reading.height_sigma[cell] > 0
+    assert total > 40
+    assert exact / total >= 0.65, f"only {exact}/{total} heights exact"
+
+
+def test_tall_tops_are_read_where_they_appear() -> None:
+    """A camera low and far off-centre displaces the tops of 5-stacks by a good part of a cell;
+    single pieces of another colour next to them must not be confused with them."""
+    rng = np.random.default_rng(7)
+    cam = look_at_board("domination", height_units=7.5, tilt_deg=15.0, tilt_azimuth_deg=45.0)
+    stacks = {c: ("RRRRG" if (i % 2) else "B") for i, c in enumerate(CELLS) if i % 3 != 0}
+    rendered = render_domination(stacks, cam, rng, options=RenderOptions.random(rng))
+    intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
+    board = fit_from_corners(np.asarray(rendered.truth["corners_px"]), "domination", intr)
+    reading = read_tops(rendered.image, board, intrinsics=intr)
+    assert dict(reading.tops) == _expected_tops(stacks)
+    assert reading.heights is not None
+    fives = [c for c, s in stacks.items() if len(s) == 5]
+    assert sum(abs(reading.heights[c] - 5) <= 1 for c in fives) == len(fives)
+
+
+def test_calibrated_colour_model() -> None:
+    colours = {"P": (160, 40, 150), "O": (30, 120, 240), "C": (200, 190, 40)}
+    scene = Scene(104, "POC", colours=colours)
+    # the calibrated model: each colour as the camera sees a lit top under this light
+    reading = read_tops(
+        scene.image,
+        fit_from_corners(scene.corners_px, "domination", scene.intrinsics),
+        colours=colours,
+        intrinsics=scene.intrinsics,
+    )
+    assert dict(reading.tops) == _expected_tops(scene.stacks)
+
+
+def test_empty_board_reads_all_empty(rng: np.random.Generator) -> None:
+    cam = random_camera(rng, "domination")
+    rendered = render_domination({}, cam, rng, options=RenderOptions.random(rng))
+    board = fit_from_corners(np.asarray(rendered.truth["corners_px"]), "domination")
+    reading = read_tops(rendered.image, board)
+    assert set(reading.tops.values()) == {"."}
+
+
+def test_reading_is_json_able(scenes: list[Scene]) -> None:
+    scene = scenes[0]
+    board = fit_from_corners(scene.corners_px, "domination", scene.intrinsics)
+    out = read_tops(scene.image, board, intrinsics=scene.intrinsics).to_dict()
+    again = json.loads(json.dumps(out))
+    assert set(again) == {"tops", "confidence", "heights", "height_sigma"}
+    assert len(again["tops"]) == 52 and len(again["heights"]) == 52
+    assert isinstance(TopsReading({}, {}), TopsReading)
+
+
+def test_bad_inputs_give_clear_errors(scenes: list[Scene]) -> None:
+    scene = scenes[0]
+    board = fit_from_corners(scene.corners_px, "domination")
+    with pytest.raises(InvalidImageError, match="uint8"):
+        read_tops(scene.image.astype(np.float32), board)
+    with pytest.raises(InvalidImageError, match="shape"):
+        read_tops(scene.image[:, :, 0], board)
+    with pytest.raises(ColourModelError, match="grey"):
+        read_tops(scene.image, board, colours={"G": (60, 160, 40), "W": (200, 200, 200)})
+    with pytest.raises(ColourModelError, match="BGR"):
+        read_tops(scene.image, board, colours={"G": (60, 160)})
+    with pytest.raises(ColourModelError, match="letter"):
+        read_tops(scene.image, board, colours={".": (60, 160, 40)})
+    with pytest.raises(ValueError, match="unknown TopsParams keys: colour_radius"):
+        TopsParams.from_dict({"colour_radius": 0.5})
+    with pytest.raises(ValueError, match="disc_thickness"):
+        TopsParams(disc_thickness=0.0)
+    mirrored = fit_from_corners(scene.corners_px[::-1].copy(), "domination")
+    with pytest.raises(BoardPoseError, match="mirrored"):
+        read_tops(scene.image, mirrored)
+    assert issubclass(BoardPoseError, VisionError) and issubclass(ColourModelError, ValueError)
+
+
+def test_default_colours_match_the_kit() -> None:
+    from hardware.sim.layout import DOMINATION_COLOURS
+
+    assert dict(DEFAULT_COLOURS) == DOMINATION_COLOURS

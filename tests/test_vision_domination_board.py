@@ -1,0 +1,89 @@
+"""vision.domination_board: the board from its cell pattern, on markerless simulated frames."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hardware.sim import RenderOptions, random_camera, render_domination
+from hardware.sim.layout import playable_cells
+from vision.board import BoardFit, apply_homography, find_board, fit_from_corners
+from vision.camera import Intrinsics
+from vision.domination import CELLS, cell_centre_board, read_tops
+from vision.domination_board import PLAYABLE_GRID, find_domination_board
+from vision.errors import BoardNotFoundError, InvalidImageError
+
+
+def _corner_error_px(found: np.ndarray, truth: np.ndarray) -> tuple[float, int]:
+    """Largest corner distance and the quarter turn (roll of the corner order) that gives it."""
+    errs = [float(np.linalg.norm(np.roll(found, k, axis=0) - truth, axis=1).max()) for k in range(4)]
+    return min(errs), int(np.argmin(errs))
+
+
+def _render(seed: int, fill: float) -> tuple[np.ndarray, np.ndarray, Intrinsics, dict[str, str]]:
+    rng = np.random.default_rng(seed)
+    cam = random_camera(rng, "domination")
+    stacks = {
+        c: "".join(rng.choice(list("GRBY"), size=int(rng.integers(1, 6))))
+        for c in playable_cells()
+        if rng.random() < fill
+    }
+    rendered = render_domination(stacks, cam, rng, options=RenderOptions.random(rng, markers=False))
+    intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
+    return rendered.image, np.asarray(rendered.truth["corners_px"]), intr, stacks
+
+
+@pytest.mark.parametrize("seed, fill", [(11, 0.3), (12, 0.6), (13, 0.95)])
+def test_board_found_from_cells_within_two_pixels(seed: int, fill: float) -> None:
+    image, truth, intr, _ = _render(seed, fill)
+    fit = find_domination_board(image, intrinsics=intr)
+    assert isinstance(fit, BoardFit) and fit.game == "domination" and fit.method == "cells"
+    err, _ = _corner_error_px(fit.corners_px, truth)
+    assert err < 1.0, f"corner error {err:.2f} px"
+
+
+def test_without_intrinsics_the_board_is_still_close_enough_to_read_tops() -> None:
+    image, truth, _, stacks = _render(14, 0.5)
+    fit = find_domination_board(image)
+    err, turn = _corner_error_px(fit.corners_px, truth)
+    assert err < 12.0
+    reading = read_tops(image, fit)
+    # the corner order found may be a quarter turn of the truth's: map each found cell through
+    # the image into the true board frame to name it
+    true_fit = fit_from_corners(truth, "domination")
+    centres = np.array([cell_centre_board(c) for c in CELLS])
+    in_true = apply_homography(true_fit.H_image_to_board, apply_homography(fit.H_board_to_image, centres))
+    files = "abcdefgh"
+    for cell, (x, y) in zip(CELLS, in_true, strict=True):
+        true_cell = f"{files[int(x)]}{8 - int(y)}"
+        expected = stacks[true_cell][-1] if true_cell in stacks else "."
+        assert reading.tops[cell] == expected, (cell, true_cell)
+    assert turn in range(4)
+
+
+def test_find_board_dispatches_to_the_cell_pattern_without_markers() -> None:
+    image, truth, intr, _ = _render(15, 0.4)
+    fit = find_board(image, game="domination", intrinsics=intr)
+    assert fit.method == "cells"
+    assert _corner_error_px(fit.corners_px, truth)[0] < 1.0
+
+
+def test_no_board_raises_board_not_found(rng: np.random.Generator) -> None:
+    table = np.full((600, 800, 3), (52, 86, 128), np.uint8)
+    table += rng.integers(0, 6, table.shape, dtype=np.uint8)
+    with pytest.raises(BoardNotFoundError, match="cell squares"):
+        find_domination_board(table)
+    with pytest.raises(InvalidImageError, match="uint8"):
+        find_domination_board(table.astype(np.float64))
+
+
+def test_given_corners_win() -> None:
+    image, truth, intr, _ = _render(16, 0.5)
+    fit = find_domination_board(image, corners_px=truth, intrinsics=intr)
+    assert fit.method == "corners"
+    np.testing.assert_allclose(fit.corners_px, truth)
+
+
+def test_playable_grid_is_the_52_cells() -> None:
+    assert len(PLAYABLE_GRID) == 52
+    assert {(int(x), int(y)) for x, y in map(cell_centre_board, CELLS)} == set(PLAYABLE_GRID)
