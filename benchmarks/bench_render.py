@@ -55,9 +55,11 @@ def main() -> None:
     opts = RenderOptions()
     discs = random_discs(rng, 100)
     stacks = random_stacks(rng, 30, "GRBY")
-    print(f"render benchmark at {SIZE[0]}x{SIZE[1]}, supersample {opts.supersample}, "
-          f"median of {REPEATS}; {os.cpu_count()} cpus, load average "
-          f"{os.getloadavg()[0]:.1f} (wall times grow with the load, cpu times less so)")
+    print(
+        f"render benchmark at {SIZE[0]}x{SIZE[1]}, supersample {opts.supersample}, "
+        f"median of {REPEATS}; {os.cpu_count()} cpus, load average "
+        f"{os.getloadavg()[0]:.1f} (wall times grow with the load, cpu times less so)"
+    )
 
     cam = random_camera(rng, "dition", SIZE)
     t = time.perf_counter()
@@ -86,16 +88,24 @@ def main() -> None:
 
     print(f"  dition, 100 discs, new camera each frame:          {_median(cold_dition)}")
     print(f"  dition, 100 discs, same camera, new scene:         {_median(new_scene_dition)}")
-    print(f"  dition, 100 discs, cached scene (noise/light only): "
-          f"{_median(lambda: render_dition(discs, cam, rng, options=opts))}")
+    print(
+        f"  dition, 100 discs, cached scene (noise/light only): "
+        f"{_median(lambda: render_dition(discs, cam, rng, options=opts))}"
+    )
     hand = HandPose(10.0, 10.0, 100.0)
-    print(f"  dition, 100 discs, cached scene + hand:            "
-          f"{_median(lambda: render_dition(discs, cam, rng, options=opts, hand=hand))}")
+    print(
+        f"  dition, 100 discs, cached scene + hand:            "
+        f"{_median(lambda: render_dition(discs, cam, rng, options=opts, hand=hand))}"
+    )
     print(f"  domination, 30 stacks, new camera each frame:      {_median(cold_domination)}")
 
     before = discs[:60]
     after = discs[:61]
-    script = [Still(before, 10), HandPlace(None, after, (after[-1].x, after[-1].y), 12), Still(None, 10)]
+    script = [
+        Still(before, 10),
+        HandPlace(None, after, (after[-1].x, after[-1].y), 12),
+        Still(None, 10),
+    ]
     table = ScriptedTable(script, cam, rng, options=opts)
     t = time.perf_counter()
     n = sum(1 for _ in table)

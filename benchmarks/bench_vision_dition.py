@@ -38,13 +38,13 @@ from scipy.spatial import cKDTree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hardware.sim.camera import random_camera  # noqa: E402
-from hardware.sim.options import RenderOptions  # noqa: E402
-from hardware.sim.render import SimDisc, render_dition  # noqa: E402
-from vision.board import BoardParams, find_board  # noqa: E402
-from vision.camera import Intrinsics  # noqa: E402
-from vision.dition import detect_discs  # noqa: E402
-from vision.errors import BoardNotFoundError  # noqa: E402
+from hardware.sim.camera import random_camera
+from hardware.sim.options import RenderOptions
+from hardware.sim.render import SimDisc, render_dition
+from vision.board import BoardParams, find_board
+from vision.camera import Intrinsics
+from vision.dition import detect_discs
+from vision.errors import BoardNotFoundError
 
 MODES = ("corners+K", "corners", "aruco+K", "lines+K", "lines")
 

@@ -69,11 +69,41 @@ class Score:
         return f"| {name} | {cell_ok:.3f} % | {board_ok:.1f} % | {self.boards} |"
 
 
+def _draw_reading(image, board, reading, intr, stacks, path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The reading drawn over the frame: each cell's read top letter and height at the cell,
+    a red box where either is wrong; cropped to the board and scaled for the README."""
+    from vision.board import board_to_image
+    from vision.domination import cell_centre_board
+
+    vis = image.copy()
+    for cell in CELLS:
+        x, y = cell_centre_board(cell)
+        px = board_to_image(np.array([[x, y]]), board, intr)[0]
+        top, h = reading.tops[cell], reading.heights[cell]
+        truth = stacks.get(cell, "")
+        right = top == (truth[-1] if truth else ".") and h == len(truth)
+        label = "." if top == "." else f"{top}{h}"
+        org = (int(px[0]) - 16, int(px[1]) + 9)
+        cv2.putText(vis, label, org, cv2.FONT_HERSHEY_SIMPLEX, 0.9, (0, 0, 0), 6, cv2.LINE_AA)
+        cv2.putText(vis, label, org, cv2.FONT_HERSHEY_SIMPLEX, 0.9, (255, 255, 255), 2, cv2.LINE_AA)
+        if not right:
+            c = (int(px[0]), int(px[1]))
+            cv2.rectangle(vis, (c[0] - 30, c[1] - 30), (c[0] + 30, c[1] + 30), (20, 20, 230), 3)
+    corners = board.corners_px
+    x0, y0 = np.maximum(corners.min(axis=0).astype(int) - 40, 0)
+    x1, y1 = corners.max(axis=0).astype(int) + 40
+    crop = vis[y0:y1, x0:x1]
+    scale = 760.0 / max(crop.shape[:2])
+    small = cv2.resize(crop, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    cv2.imwrite(str(path), small, [cv2.IMWRITE_JPEG_QUALITY, 85])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--frames", type=int, default=200)
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument("--verbose", action="store_true", help="list every misread cell")
+    parser.add_argument("--picture", type=Path, help="save frame 0 with the reading drawn on it (JPEG)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     rng = np.random.default_rng(args.seed)
@@ -100,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         reading = read_tops(image, board, intrinsics=intr)
         times_ms.append(1000 * (time.thread_time() - t0))
         wrong = given_intr.add(dict(reading.tops), stacks)
+        if i == 0 and args.picture is not None:
+            _draw_reading(image, board, reading, intr, stacks, args.picture)
         if args.verbose and wrong:
             print(f"frame {i}: misread {[(c, stacks.get(c, '.'), reading.tops[c]) for c in wrong]}")
         assert reading.heights is not None and reading.height_sigma is not None
@@ -112,7 +144,10 @@ def main(argv: list[str] | None = None) -> int:
             z_scores.append((est - len(s)) / max(reading.height_sigma[c], 1e-6))
 
         plain = read_tops(image, fit_from_corners(corners, "domination"))
-        given_plain.add(dict(plain.tops), stacks)
+        wrong = given_plain.add(dict(plain.tops), stacks)
+        if args.verbose and wrong:
+            print(f"frame {i} (no intrinsics): misread "
+                  f"{[(c, stacks.get(c, '.'), plain.tops[c]) for c in wrong]}")
 
         if markers:
             try:

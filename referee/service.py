@@ -124,6 +124,8 @@ class RefereeService:
     def _referee_for(self, match: Any, match_id: int) -> Referee:
         intrinsics = getattr(self.calibration, "intrinsics", None)
         colours = getattr(self.calibration, "colours", None)
+        if colours is not None and getattr(colours, "game", match.game) != match.game:
+            colours = None  # a colour model sampled for the other game
         return Referee(
             match, self.log, match_id,
             corners_px=self.corners_px, intrinsics=intrinsics, colours=colours,

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM = os.environ.get("REFEREE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
@@ -76,7 +76,7 @@ class Target:
         self.base_url = base_url
 
     def state(self) -> dict[str, Any]:
-        with urllib.request.urlopen(self.base_url + "/api/state", timeout=10) as r:
+        with urllib.request.urlopen(self.base_url + "/api/state", timeout=30) as r:
             return json.loads(r.read())
 
     def control(self, name: str, payload: dict[str, Any] | None = None,
@@ -87,7 +87,7 @@ class Target:
         request = urllib.request.Request(f"{self.base_url}/api/control/{name}",
                                          data=json.dumps(payload or {}).encode(),
                                          headers=headers, method="POST")
-        with urllib.request.urlopen(request, timeout=10) as r:
+        with urllib.request.urlopen(request, timeout=30) as r:
             return json.loads(r.read())
 
 
@@ -135,6 +135,7 @@ def open_page(browser: Any, target: Target, path: str, viewport: dict[str, int],
                                   is_mobile=viewport["width"] < 600,
                                   has_touch=viewport["width"] < 600)
     page = context.new_page()
+    page.set_default_timeout(30000)  # generous: CI machines are busy
     page.on("pageerror", lambda e: errors.append(str(e)))
     # JS errors fail a test; an HTTP error status the page handles (503 before the first camera
     # frame, 401 before the PIN) is only logged by the browser as a failed resource
@@ -147,7 +148,7 @@ def open_page(browser: Any, target: Target, path: str, viewport: dict[str, int],
 def wait_live(page: Any) -> None:
     page.wait_for_function("() => window.refereeState && "
                            "document.getElementById('status-link').textContent === 'live'",
-                           timeout=15000)
+                           timeout=30000)
 
 
 def screenshot(page: Any, name: str, *, full_page: bool = True) -> Path:
@@ -173,7 +174,7 @@ def test_page_loads_and_shows_the_referee(browser: Any, target: Target,
         shown["instruction"]["text"].strip()
     if shown["game"] == "dition":
         assert page.locator("#diagram .disc").count() == len(shown["position"]["discs"])
-    page.wait_for_selector("#camera:not([hidden])", timeout=20000)  # the camera picture
+    page.wait_for_selector("#camera:not([hidden])", timeout=30000)  # the camera picture
     page.wait_for_timeout(800)
     screenshot(page, "live_laptop")
     assert not page_errors
@@ -191,7 +192,7 @@ def test_verdict_updates_without_reload(browser: Any, target: Target,
     target.control("confirm")
     page.wait_for_function(
         "seq => window.refereeState.events.some(e => e.seq > seq && e.type === 'confirm')",
-        arg=last_seq, timeout=15000)
+        arg=last_seq, timeout=30000)
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
     shown = page.locator("#verdict-text").inner_text().strip()
     assert shown == page.evaluate("window.refereeState.instruction.text").strip()
@@ -204,11 +205,11 @@ def test_a_control_works(browser: Any, target: Target, page_errors: list[str]) -
     page = open_page(browser, target, "/", PHONE, page_errors)
     wait_live(page)
     page.click("#pause-btn")
-    page.wait_for_function("() => window.refereeState.status === 'paused'", timeout=10000)
+    page.wait_for_function("() => window.refereeState.status === 'paused'", timeout=30000)
     assert target.state()["status"] == "paused"
     assert page.locator("#pause-btn").inner_text() == "Resume"
     page.click("#pause-btn")
-    page.wait_for_function("() => window.refereeState.status !== 'paused'", timeout=10000)
+    page.wait_for_function("() => window.refereeState.status !== 'paused'", timeout=30000)
     assert target.state()["status"] != "paused"
     assert not page_errors
     page.context.close()
@@ -233,11 +234,11 @@ def test_replay_steps_through_the_events(browser: Any, target: Target,
                                          page_errors: list[str]) -> None:
     match_id = target.state()["match_id"]
     page = open_page(browser, target, f"/replay/{match_id}", PHONE, page_errors)
-    page.wait_for_selector("#replay-event-kind:has-text('Event')", timeout=10000)
+    page.wait_for_selector("#replay-event-kind:has-text('Event')", timeout=30000)
     first = page.locator("#replay-event-text").inner_text()
     page.click("#step-next")
     page.wait_for_function("t => document.getElementById('replay-event-text').textContent !== t",
-                           arg=first, timeout=5000)
+                           arg=first, timeout=30000)
     page.click("#step-last")
     no_horizontal_scroll(page)
     screenshot(page, "replay_phone")
@@ -373,15 +374,99 @@ def test_controls_ask_spectators_for_the_pin(browser: Any, tmp_path: Path,
         screenshot(page, "pin_phone", full_page=False)
         page.fill("#pin-input", "4821")
         page.click("#pin-submit")
-        page.wait_for_function("() => window.refereeState.status === 'paused'", timeout=10000)
+        page.wait_for_function("() => window.refereeState.status === 'paused'", timeout=30000)
         assert page.locator("#owner-badge").inner_text() == "owner"
         page.click("#pause-btn")  # the session cookie now carries the owner
-        page.wait_for_function("() => window.refereeState.status !== 'paused'", timeout=10000)
+        page.wait_for_function("() => window.refereeState.status !== 'paused'", timeout=30000)
         assert not page_errors
         page.context.close()
     finally:
         server.close()
         service.stop()
+
+
+def test_answers_and_corrections_send_what_was_tapped(browser: Any, target: Target,
+                                                     page_errors: list[str]) -> None:
+    """The question's buttons and the tap-to-correct popover send the chosen payloads; what
+    the referee refuses is shown to the players, not swallowed."""
+    target.control("pause")  # a still table: nothing replaces the state shown below
+    try:
+        page = open_page(browser, target, "/", PHONE, page_errors)
+        wait_live(page)
+        page.wait_for_function("() => window.refereeState.status === 'paused'")
+        state = {**DITION_STATE, "status": "question", "match_id": 99, "move_number": 4,
+                 "camera": {"state": "ok", "fps": 5.0, "dropped": 0}, "events": [],
+                 "instruction": {"kind": "question", "text": "Is the white disc in range?",
+                                 "highlight": []},
+                 "question": {"id": "q7", "kind": "borderline", "text": "In range?",
+                              "choices": [{"id": "in", "label": "in range"},
+                                          {"id": "out", "label": "out of range"}]}}
+        page.evaluate("s => window.refereeRender(s)", state)
+        with page.expect_request("**/api/control/answer") as request:
+            page.click("#question-choices button[data-choice='out']")
+        assert request.value.post_data_json == {"question_id": "q7", "choice": "out"}
+        page.wait_for_selector("#toast.error")  # the real referee has no question q7 open
+        assert page.locator("#toast").inner_text().strip() != ""
+
+        page.check("#opt-correct")
+        disc = DITION_STATE["position"]["discs"][1]
+        x, y = page.evaluate(
+            """([x, y]) => { const svg = document.getElementById('diagram');
+                 const p = svg.createSVGPoint(); p.x = x; p.y = y;
+                 const q = p.matrixTransform(svg.getScreenCTM()); return [q.x, q.y]; }""",
+            [disc["x"], disc["y"]])
+        page.mouse.click(x, y)
+        page.wait_for_selector("#correct-popover:not([hidden])")
+        with page.expect_request("**/api/control/correct") as request:
+            page.click("#correct-popover button:has-text('Not there')")
+        assert request.value.post_data_json == {"remove": 1}
+        page.mouse.click(*page.evaluate(
+            """([x, y]) => { const svg = document.getElementById('diagram');
+                 const p = svg.createSVGPoint(); p.x = x; p.y = y;
+                 const q = p.matrixTransform(svg.getScreenCTM()); return [q.x, q.y]; }""",
+            [15.0, 15.0]))
+        with page.expect_request("**/api/control/correct") as request:
+            page.click("#correct-popover button:has-text('White here')")
+        body = request.value.post_data_json
+        assert body["add"]["colour"] == "white"
+        assert abs(body["add"]["x"] - 15.0) < 0.1 and abs(body["add"]["y"] - 15.0) < 0.1
+        assert not page_errors
+        page.context.close()
+    finally:
+        target.control("resume")
+
+
+def test_calibration_wizard_sends_the_clicked_corners(browser: Any, target: Target,
+                                                     page_errors: list[str]) -> None:
+    """Click the board's corners on the frozen frame; the referee receives them in frame
+    pixels (whatever size the picture is shown at)."""
+    deadline = time.monotonic() + 30
+    while (target.state().get("board") or {}).get("corners_px") is None:
+        assert time.monotonic() < deadline, "the demo never found its board"
+        time.sleep(0.5)
+    corners_px = target.state()["board"]["corners_px"]  # where the board really is
+    page = open_page(browser, target, "/calibrate", PHONE, page_errors)
+    page.wait_for_selector("#cal-image:not([hidden])", timeout=30000)
+    size = page.evaluate("[document.getElementById('cal-image').naturalWidth, "
+                         "document.getElementById('cal-image').naturalHeight]")
+    box = page.locator("#cal-image").bounding_box()
+    assert box["width"] < size[0]  # shown smaller than the frame: clicks must be scaled
+    for x, y in corners_px:
+        page.mouse.click(box["x"] + x * box["width"] / size[0],
+                         box["y"] + y * box["height"] / size[1])
+    assert page.locator("#cal-marks circle").count() == 4
+    assert page.locator("#cal-send").is_enabled()
+    before = max(e["seq"] for e in target.state()["events"])
+    page.click("#cal-send")
+    page.wait_for_selector("#toast:has-text('Corners set')", timeout=30000)
+    sent = [e for e in target.state()["events"] if e["seq"] > before and e["type"] == "calibration"]
+    assert sent, "no calibration event in the log"
+    got = np.asarray(sent[-1]["corners_px"])
+    scale = size[0] / box["width"]  # one screen pixel in frame pixels
+    assert np.abs(got - np.asarray(corners_px)).max() <= 1.5 * scale
+    screenshot(page, "calibrate_phone_clicked")
+    assert not page_errors
+    page.context.close()
 
 
 def test_draw_shows_the_game_over_screen_and_a_new_match_starts(
@@ -391,7 +476,7 @@ def test_draw_shows_the_game_over_screen_and_a_new_match_starts(
     old_match = target.state()["match_id"]
     page.on("dialog", lambda dialog: dialog.accept())  # "Declare the match a draw?"
     page.click("button[data-command='draw']")
-    page.wait_for_selector("#game-over:not([hidden])", timeout=10000)
+    page.wait_for_selector("#game-over:not([hidden])", timeout=30000)
     assert page.locator("#game-over-title").inner_text() == "Draw"
     assert target.state()["status"] == "over"
     assert "over" in page.evaluate("window.refereeSound.played")  # the game-end sound
@@ -400,7 +485,7 @@ def test_draw_shows_the_game_over_screen_and_a_new_match_starts(
     page.wait_for_selector("#new-match-dialog[open]")
     page.click("#nm-start")
     page.wait_for_function(f"() => window.refereeState.match_id !== {old_match}",
-                           timeout=10000)
+                           timeout=30000)
     assert page.locator("#game-over").is_hidden()
     assert target.state()["match_id"] != old_match
     assert not page_errors

@@ -27,7 +27,9 @@ from hardware.sim.warp import image_to_plane, plane_maps
 SIZE = (820, 616)  # half the Pi v2 binned mode: fast, same geometry code
 
 
-def _darkness_centroid(image: np.ndarray, centre: np.ndarray, radius: float, paper: float) -> np.ndarray:
+def _darkness_centroid(
+    image: np.ndarray, centre: np.ndarray, radius: float, paper: float
+) -> np.ndarray:
     grey = image.astype(np.float64).mean(axis=2)
     x0, y0 = (np.floor(centre - radius)).astype(int)
     x1, y1 = (np.ceil(centre + radius)).astype(int) + 1
@@ -54,7 +56,9 @@ def test_distortion_round_trips_through_undistort_points(seed: int) -> None:
     pc = cam.to_camera(pts)
     ideal = pc[:, :2] / pc[:, 2:]
     crit = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 50, 1e-14)
-    und = cv2.undistortPoints(px.reshape(-1, 1, 2), cam.camera_matrix, cam.dist_coeffs, criteria=crit)
+    und = cv2.undistortPoints(
+        px.reshape(-1, 1, 2), cam.camera_matrix, cam.dist_coeffs, criteria=crit
+    )
     err_px = np.abs(und.reshape(-1, 2) - ideal).max() * cam.camera_matrix[0, 0]
     assert err_px < 1e-3
     # and our own inverse (pixels -> table plane) on points lying on the table
@@ -67,7 +71,9 @@ def test_distortion_round_trips_through_undistort_points(seed: int) -> None:
 def test_project_matches_cv2_and_conventions() -> None:
     cam = look_at_board("dition", image_size=SIZE, height_units=30.0)
     # straight down, no roll: board x runs right, board y runs down the image
-    c = cam.project(np.array([[10.0, 10.0, 0.0], [11.0, 10.0, 0.0], [10.0, 11.0, 0.0], [10, 10, -1.0]]))
+    c = cam.project(
+        np.array([[10.0, 10.0, 0.0], [11.0, 10.0, 0.0], [10.0, 11.0, 0.0], [10, 10, -1.0]])
+    )
     assert np.allclose(c[0], [(SIZE[0] - 1) / 2, (SIZE[1] - 1) / 2], atol=1e-9)
     assert c[1, 0] > c[0, 0] and abs(c[1, 1] - c[0, 1]) < 1e-9
     assert c[2, 1] > c[0, 1] and abs(c[2, 0] - c[0, 0]) < 1e-9
@@ -76,7 +82,9 @@ def test_project_matches_cv2_and_conventions() -> None:
     assert np.allclose(cam.centre_world, [10.0, 10.0, -30.0])
     # whole board in view, with the default margin
     corners = cam.project(np.array([[x, y, 0.0] for x, y in board_corners("dition")]))
-    assert np.all(corners >= 0) and np.all(corners[:, 0] < SIZE[0]) and np.all(corners[:, 1] < SIZE[1])
+    assert (
+        np.all(corners >= 0) and np.all(corners[:, 0] < SIZE[0]) and np.all(corners[:, 1] < SIZE[1])
+    )
 
 
 def test_rotation_turns_the_board_in_the_image() -> None:
@@ -104,7 +112,12 @@ def test_random_camera_frames_board_and_markers(seed: int) -> None:
         cam = random_camera(rng, game, image_size=SIZE, max_tilt_deg=15.0)
         _, side, centres = MARKERS[game]
         pts = [(x, y) for x, y in board_corners(game)]
-        pts += [(cx + dx * side / 2, cy + dy * side / 2) for cx, cy in centres for dx in (-1, 1) for dy in (-1, 1)]
+        pts += [
+            (cx + dx * side / 2, cy + dy * side / 2)
+            for cx, cy in centres
+            for dx in (-1, 1)
+            for dy in (-1, 1)
+        ]
         px = cam.project(np.array([[x, y, 0.0] for x, y in pts]))
         assert np.all(px >= 0) and np.all(px[:, 0] < SIZE[0]) and np.all(px[:, 1] < SIZE[1])
         # and the board is not tiny: its diagonal spans a good part of the image
@@ -143,14 +156,22 @@ def test_rendered_disc_centre_matches_the_camera_model(seed: int, colour: str) -
         x, y = rng.uniform(3.7, 16.3, 2)
         r = render_dition([SimDisc(x, y, colour)], cam, rng, options=opts)
         signal = r.image.astype(np.float64).mean(axis=2) - empty  # linear in coverage
-        face = cam.project(np.c_[x + 0.5 * np.cos(ring), y + 0.5 * np.sin(ring), np.full(721, -0.002)])
-        dot = cam.project(np.c_[x + 0.125 * np.cos(ring), y + 0.125 * np.sin(ring), np.full(721, -0.002)])
+        face = cam.project(
+            np.c_[x + 0.5 * np.cos(ring), y + 0.5 * np.sin(ring), np.full(721, -0.002)]
+        )
+        dot = cam.project(
+            np.c_[x + 0.125 * np.cos(ring), y + 0.125 * np.sin(ring), np.full(721, -0.002)]
+        )
         cf, af = _polygon_centroid(face)
         cd, ad = _polygon_centroid(dot)
-        paper = float(np.median(empty[int(cf[1]) - 3:int(cf[1]) + 4, int(cf[0]) - 3:int(cf[0]) + 4]))
+        paper = float(
+            np.median(empty[int(cf[1]) - 3 : int(cf[1]) + 4, int(cf[0]) - 3 : int(cf[0]) + 4])
+        )
         s_face, s_dot = face_level - paper, dot_level - paper
         # expected: signal-weighted centroid of the face ring and the dot, each a projected circle
-        expected = (s_face * (af * cf - ad * cd) + s_dot * ad * cd) / (s_face * (af - ad) + s_dot * ad)
+        expected = (s_face * (af * cf - ad * cd) + s_dot * ad * cd) / (
+            s_face * (af - ad) + s_dot * ad
+        )
         rad = math.sqrt(af / math.pi) + 3
         x0, y0 = np.floor(cf - rad).astype(int)
         x1, y1 = np.ceil(cf + rad).astype(int) + 1
@@ -164,10 +185,14 @@ def test_rendered_disc_centre_matches_the_camera_model(seed: int, colour: str) -
         # total signal = face and dot areas: the rendered disc has the right size
         assert abs(win.sum() / (s_face * (af - ad) + s_dot * ad) - 1.0) < tol_size
         # the truth's centre_px is the projected centre of the top face
-        assert np.allclose(r.truth["discs"][0]["centre_px"], cam.project(np.array([[x, y, -0.002]]))[0])
+        assert np.allclose(
+            r.truth["discs"][0]["centre_px"], cam.project(np.array([[x, y, -0.002]]))[0]
+        )
 
 
-def _line_offsets_px(grey: np.ndarray, cam: SimCamera, segments, samples=(0.2, 0.35, 0.5, 0.65, 0.8)):
+def _line_offsets_px(
+    grey: np.ndarray, cam: SimCamera, segments, samples=(0.2, 0.35, 0.5, 0.65, 0.8)
+):
     """Signed distance (px) of the printed line's ink centroid from where the camera model puts
     the line, at points along each board segment: a 2D window of pixel centres around the
     predicted line (no interpolation of the image), weighted by ink darkness."""
@@ -180,10 +205,10 @@ def _line_offsets_px(grey: np.ndarray, cam: SimCamera, segments, samples=(0.2, 0
             tan = (fwd - on) / np.linalg.norm(fwd - on)
             nrm = np.array([-tan[1], tan[0]])
             x0, y0 = np.floor(on - 12).astype(int)
-            ys, xs = np.mgrid[y0:y0 + 25, x0:x0 + 25]
+            ys, xs = np.mgrid[y0 : y0 + 25, x0 : x0 + 25]
             rel = np.stack([xs - on[0], ys - on[1]], -1)
             along, across = rel @ tan, rel @ nrm
-            win = grey[y0:y0 + 25, x0:x0 + 25]
+            win = grey[y0 : y0 + 25, x0 : x0 + 25]
             paper = np.median(win[(np.abs(across) > 4) & (np.abs(across) < 8)])
             keep = (np.abs(along) < 8) & (np.abs(across) < 4)
             ink = np.clip(paper - win, 0, None) * keep
@@ -200,8 +225,15 @@ def test_printed_lines_land_where_the_model_says(distorted: bool) -> None:
     """The centre of the outer and inner squares' lines, measured across them along each edge,
     lies on the projected edge (lines are centred on the square's edge, INTERFACES.md)."""
     dist = np.array([-0.18, 0.06, 0.001, -0.001, 0.0]) if distorted else None
-    cam = look_at_board("dition", image_size=SIZE, tilt_deg=12.0, rotation_deg=20.0,
-                        tilt_azimuth_deg=60.0, distortion=dist, margin=0.1)
+    cam = look_at_board(
+        "dition",
+        image_size=SIZE,
+        tilt_deg=12.0,
+        rotation_deg=20.0,
+        tilt_azimuth_deg=60.0,
+        distortion=dist,
+        margin=0.1,
+    )
     rng = np.random.default_rng(0)
     r = render_dition([], cam, rng, options=RenderOptions.clean(markers=False, supersample=3))
     grey = r.image.astype(np.float64).mean(axis=2)
@@ -216,10 +248,12 @@ def test_markers_are_found_by_opencv_where_the_layout_says() -> None:
     rng = np.random.default_rng(4)
     for game in ("dition", "domination"):
         cam = random_camera(rng, game, image_size=(1640, 1232), max_tilt_deg=12.0)
-        r = (render_dition([], cam, rng) if game == "dition" else render_domination({}, cam, rng))
+        r = render_dition([], cam, rng) if game == "dition" else render_domination({}, cam, rng)
         params = cv2.aruco.DetectorParameters()
         params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
-        det = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50), params)
+        det = cv2.aruco.ArucoDetector(
+            cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50), params
+        )
         corners, ids, _ = det.detectMarkers(r.image)
         ids_expected, side, centres = MARKERS[game]
         assert ids is not None and sorted(ids.ravel().tolist()) == sorted(ids_expected)
@@ -227,7 +261,9 @@ def test_markers_are_found_by_opencv_where_the_layout_says() -> None:
             cx, cy = centres[ids_expected.index(int(i))]
             h = side / 2
             # marker corners: its own top-left at the smallest (x, y), then clockwise
-            world = np.array([[cx - h, cy - h, 0], [cx + h, cy - h, 0], [cx + h, cy + h, 0], [cx - h, cy + h, 0]])
+            world = np.array(
+                [[cx - h, cy - h, 0], [cx + h, cy - h, 0], [cx + h, cy + h, 0], [cx - h, cy + h, 0]]
+            )
             assert np.abs(c.reshape(4, 2) - cam.project(world)).max() < 0.5
 
 

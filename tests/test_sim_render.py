@@ -43,7 +43,9 @@ def test_truth_is_json_and_matches_the_camera() -> None:
     assert r.image.shape == (SIZE[1], SIZE[0], 3) and r.image.dtype == np.uint8
     corners = cam.project(np.array([[x, y, 0.0] for x, y in board_corners("dition")]))
     assert np.allclose(truth["corners_px"], corners)
-    assert [(d["x"], d["y"], d["colour"]) for d in truth["discs"]] == [(d.x, d.y, d.colour) for d in discs]
+    assert [(d["x"], d["y"], d["colour"]) for d in truth["discs"]] == [
+        (d.x, d.y, d.colour) for d in discs
+    ]
     for d in truth["discs"]:
         base = cam.project(np.array([[d["x"], d["y"], 0.0]]))[0]
         assert np.allclose(d["base_px"], base)
@@ -58,8 +60,9 @@ def test_render_is_deterministic_from_the_seed() -> None:
         rng = np.random.default_rng(seed)
         cam = random_camera(rng, "dition", image_size=SIZE)
         opts = RenderOptions.random(rng)
-        return render_dition(_discs(rng, 5), cam, rng, options=opts,
-                             hand=HandPose(10.0, 10.0, 80.0)).image
+        return render_dition(
+            _discs(rng, 5), cam, rng, options=opts, hand=HandPose(10.0, 10.0, 80.0)
+        ).image
 
     a, b, c = frame(7), frame(7), frame(8)
     assert np.array_equal(a, b)
@@ -75,8 +78,10 @@ def test_noise_is_drawn_from_the_injected_generator() -> None:
     # two independent noise draws: difference std ~ sqrt(2) * sigma * brightness factor
     assert 2.0 < diff.std() < 10.0 and abs(diff.mean()) < 0.2
     clean = RenderOptions.clean()
-    assert np.array_equal(render_dition([], cam, np.random.default_rng(1), options=clean).image,
-                          render_dition([], cam, np.random.default_rng(2), options=clean).image)
+    assert np.array_equal(
+        render_dition([], cam, np.random.default_rng(1), options=clean).image,
+        render_dition([], cam, np.random.default_rng(2), options=clean).image,
+    )
 
 
 def test_disc_faces_have_their_colours() -> None:
@@ -99,13 +104,15 @@ def test_domination_stacks_show_their_top_colour() -> None:
     cam = random_camera(rng, "domination", image_size=SIZE, distortion=False)
     cells = playable_cells()
     letters = "GRBY"
-    stacks = {c: "".join(rng.choice(list(letters), size=int(rng.integers(1, 6)))) for c in cells[::3]}
+    stacks = {
+        c: "".join(rng.choice(list(letters), size=int(rng.integers(1, 6)))) for c in cells[::3]
+    }
     r = render_domination(stacks, cam, rng, options=RenderOptions.clean())
     json.dumps(r.truth)
     assert r.truth["stacks"] == stacks
     for cell, stack in stacks.items():
         x, y = np.round(r.truth["tops_px"][cell]).astype(int)
-        got = r.image[y - 1:y + 2, x - 1:x + 2].reshape(-1, 3).mean(axis=0)
+        got = r.image[y - 1 : y + 2, x - 1 : x + 2].reshape(-1, 3).mean(axis=0)
         want = np.array(DOMINATION_COLOURS[stack[-1]], float)
         assert np.abs(got - want).max() < 25, (cell, stack, got, want)
 
@@ -113,8 +120,13 @@ def test_domination_stacks_show_their_top_colour() -> None:
 def test_custom_colours_and_errors() -> None:
     rng = np.random.default_rng(5)
     cam = look_at_board("domination", image_size=SIZE)
-    r = render_domination({"d4": "PQ"}, cam, rng, colours={"P": (200, 0, 200), "Q": (0, 200, 200)},
-                          options=RenderOptions.clean())
+    r = render_domination(
+        {"d4": "PQ"},
+        cam,
+        rng,
+        colours={"P": (200, 0, 200), "Q": (0, 200, 200)},
+        options=RenderOptions.clean(),
+    )
     x, y = np.round(r.truth["tops_px"]["d4"]).astype(int)
     assert np.abs(r.image[y, x].astype(int) - [0, 200, 200]).max() < 20
     with pytest.raises(ValueError, match="a1"):
@@ -149,8 +161,10 @@ def test_hand_covers_the_pieces_under_it() -> None:
     # shaded skin: the same chromaticity, any brightness
     assert np.abs(got / got.sum() - skin / skin.sum()).max() < 0.03, got
     far = np.round(r.truth["discs"][1]["centre_px"]).astype(int)
-    assert np.array_equal(r.image[far[1] - 3:far[1] + 4, far[0] - 3:far[0] + 4],
-                          bare.image[far[1] - 3:far[1] + 4, far[0] - 3:far[0] + 4])
+    assert np.array_equal(
+        r.image[far[1] - 3 : far[1] + 4, far[0] - 3 : far[0] + 4],
+        bare.image[far[1] - 3 : far[1] + 4, far[0] - 3 : far[0] + 4],
+    )
     # the arm reaches from the fingertips towards +y (angle 90) and leaves the image there
     changed = np.abs(r.image.astype(int) - bare.image.astype(int)).max(axis=2) > 30
     rows = np.flatnonzero(changed.any(axis=1))
@@ -172,20 +186,33 @@ def test_planar_target_chessboard_corners_land_on_the_model() -> None:
     rng = np.random.default_rng(10)
     squares = (9, 7)
     px_per_square = 60
-    board = np.kron((np.indices(squares[::-1]).sum(axis=0) % 2), np.ones((px_per_square, px_per_square)))
-    tex = np.full((board.shape[0] + 2 * px_per_square, board.shape[1] + 2 * px_per_square), 255, np.uint8)
+    board = np.kron(
+        (np.indices(squares[::-1]).sum(axis=0) % 2), np.ones((px_per_square, px_per_square))
+    )
+    tex = np.full(
+        (board.shape[0] + 2 * px_per_square, board.shape[1] + 2 * px_per_square), 255, np.uint8
+    )
     tex[px_per_square:-px_per_square, px_per_square:-px_per_square] = (board * 255).astype(np.uint8)
     size_units = ((squares[0] + 2) * 1.0, (squares[1] + 2) * 1.0)  # 1 unit per square
     errs = []
     for _ in range(3):
         cam = camera_for_target(rng, size_units, SIZE, max_tilt_deg=35.0)
-        img = render_planar_target(tex, size_units, cam, rng, options=RenderOptions.clean(supersample=3))
+        img = render_planar_target(
+            tex, size_units, cam, rng, options=RenderOptions.clean(supersample=3)
+        )
         grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
         ok, corners = cv2.findChessboardCorners(grey, (squares[0] - 1, squares[1] - 1))
         assert ok
-        corners = cv2.cornerSubPix(grey, corners, (5, 5), (-1, -1),
-                                   (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 50, 1e-4)).reshape(-1, 2)
-        inner = np.array([[1 + i, 1 + j, 0.0] for j in range(1, squares[1]) for i in range(1, squares[0])])
+        corners = cv2.cornerSubPix(
+            grey,
+            corners,
+            (5, 5),
+            (-1, -1),
+            (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 50, 1e-4),
+        ).reshape(-1, 2)
+        inner = np.array(
+            [[1 + i, 1 + j, 0.0] for j in range(1, squares[1]) for i in range(1, squares[0])]
+        )
         model = cam.project(inner)
         # OpenCV may list the grid from either end: match each found corner to its nearest
         d = np.linalg.norm(corners[:, None, :] - model[None, :, :], axis=2)
@@ -218,3 +245,32 @@ def test_planar_charuco_target_is_detected_where_the_model_says() -> None:
         model = cam.project(board.getChessboardCorners()[ids.ravel()])
         err = np.linalg.norm(model - corners.reshape(-1, 2), axis=1)
         assert err.max() < tol_px and err.mean() < tol_px / 2.5
+
+
+def test_a_moving_hand_is_smeared_along_its_motion() -> None:
+    rng = np.random.default_rng(13)
+    cam = look_at_board("dition", image_size=SIZE)
+    opts = RenderOptions.clean()
+    still = render_dition([], cam, rng, options=opts, hand=HandPose(10.0, 10.0, 90.0))
+    moving = render_dition(
+        [], cam, rng, options=opts, hand=HandPose(10.0, 10.0, 90.0, blur_units=(1.5, 0.0))
+    )
+    empty = render_dition([], cam, rng, options=opts).image.astype(float)
+
+    def coverage(img: np.ndarray) -> np.ndarray:
+        return np.abs(img.astype(float) - empty).max(axis=2) > 8
+
+    def soft_edge(img: np.ndarray) -> int:
+        # pixels changed a little but not fully: the blurred rim of the hand
+        d = np.abs(img.astype(float) - empty).max(axis=2)
+        return int(((d > 8) & (d < 40)).sum())
+
+    a, b = coverage(still.image), coverage(moving.image)
+    cols_a, cols_b = np.flatnonzero(a.any(axis=0)), np.flatnonzero(b.any(axis=0))
+    # smeared along x (board x = image x here) by about 1.5 units each way around its centre
+    scale = np.linalg.norm(
+        cam.project(np.array([[11.0, 10, 0]])) - cam.project(np.array([[10.0, 10, 0]]))
+    )
+    assert cols_b[0] < cols_a[0] - 0.4 * scale
+    assert soft_edge(moving.image) > 2 * soft_edge(still.image)
+    assert moving.truth["hand_pose"]["blur_units"] == [1.5, 0.0]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hardware.errors import CorruptFrameError, EndOfStream
-from hardware.sim import RenderOptions, SimDisc, look_at_board
+from hardware.sim import RenderOptions, SimDisc, look_at_board, random_discs
 from hardware.sim.script import Bump, Drop, HandPlace, HandRemove, ScriptedTable, Still
 from hardware.source import FrameSource
 
@@ -33,8 +35,12 @@ def _read_all(table: ScriptedTable) -> list:
 def test_plays_a_placement_with_truth_labels_and_errors() -> None:
     a = (SimDisc(5.0, 5.0, "black"),)
     b = a + (SimDisc(12.0, 14.0, "white"),)
-    script = [Still(a, 3, label="start"), HandPlace(None, b, (12.0, 14.0), 10, label={"move": 1}),
-              Drop(2, label="glitch"), Still(None, 2, label="after")]
+    script = [
+        Still(a, 3, label="start"),
+        HandPlace(None, b, (12.0, 14.0), 10, label={"move": 1}),
+        Drop(2, label="glitch"),
+        Still(None, 2, label="after"),
+    ]
     table = _table(script, fps=4.0)
     assert isinstance(table, FrameSource) and len(table) == 3 + 10 + 2 + 2
     frames = _read_all(table)
@@ -45,7 +51,11 @@ def test_plays_a_placement_with_truth_labels_and_errors() -> None:
     assert [f.index for f in good] == [i for i in range(17) if i not in (13, 14)]
     assert all(abs(f.timestamp_s - f.index / 4.0) < 1e-12 for f in good)
     labels = [f.meta["label"] for f in good]
-    assert labels[:3] == ["start"] * 3 and labels[3:13] == [{"move": 1}] * 10 and labels[13:] == ["after"] * 2
+    assert (
+        labels[:3] == ["start"] * 3
+        and labels[3:13] == [{"move": 1}] * 10
+        and labels[13:] == ["after"] * 2
+    )
     phases = [f.meta["phase"] for f in good[3:13]]
     assert phases[0] == "enter" and phases[-1] == "leave" and "over" in phases
     counts = [len(f.meta["truth"]["discs"]) for f in good]
@@ -93,7 +103,9 @@ def test_bump_changes_the_camera_from_then_on() -> None:
     c0 = np.array(frames[0].meta["truth"]["corners_px"])
     c3 = np.array(frames[3].meta["truth"]["corners_px"])
     assert np.abs(c0 - c3).max() > 1.0
-    assert np.allclose(c3, cam2.project(np.array([[0, 0, 0], [20, 0, 0], [20, 20, 0], [0, 20, 0]], float)))
+    assert np.allclose(
+        c3, cam2.project(np.array([[0, 0, 0], [20, 0, 0], [20, 20, 0], [0, 20, 0]], float))
+    )
 
 
 def test_context_manager_and_closing() -> None:
@@ -112,5 +124,43 @@ def test_bad_scripts_are_refused_with_clear_errors() -> None:
         _table([HandPlace((), {"d4": "G"}, (1.0, 1.0), 5)])
     with pytest.raises(ValueError, match="bad cell"):
         _table([HandPlace({}, {"d4": "G"}, "z9", 5)], game="domination")
+    with pytest.raises(ValueError, match="image size"):
+        _table([Still((), 1), Bump(look_at_board("dition", image_size=(640, 480)))])
     with pytest.raises(TypeError, match="unknown script step"):
         _table([Still((), 1), "jump"])  # type: ignore[list-item]
+
+
+@given(
+    seed=st.integers(0, 10_000),
+    n_before=st.integers(1, 8),
+    n_gone=st.integers(1, 4),
+    n_targets=st.integers(1, 3),
+    frames=st.integers(3, 12),
+)
+@settings(max_examples=15, deadline=None)
+def test_removals_only_ever_shrink_the_board(
+    seed: int, n_before: int, n_gone: int, n_targets: int, frames: int
+) -> None:
+    """Whatever the script, a HandRemove plays states between `before` and `after`, pieces only
+    leave while the hand is over the board, and the table yields exactly the scripted frames."""
+    rng = np.random.default_rng(seed)
+    before = random_discs(rng, n_before)
+    gone = before[: min(n_gone, n_before)]
+    after = tuple(d for d in before if d not in gone)
+    targets = [(d.x, d.y) for d in gone][:n_targets] or [(10.0, 10.0)]
+    cam = look_at_board("dition", image_size=(64, 48))
+    table = ScriptedTable(
+        [Still(before, 1), HandRemove(None, after, targets, frames), Still(None, 1)],
+        cam,
+        rng,
+        options=RenderOptions(supersample=1, jpeg_quality=None),
+    )
+    frames_seen = list(table)
+    assert len(frames_seen) == len(table) == 2 + frames
+    sets = [{(d["x"], d["y"]) for d in f.meta["truth"]["discs"]} for f in frames_seen]
+    full, final = {(d.x, d.y) for d in before}, {(d.x, d.y) for d in after}
+    assert sets[0] == full and sets[-1] == final
+    for a, b, f in zip(sets, sets[1:], frames_seen[1:]):
+        assert final <= b <= a <= full
+        if b != a:
+            assert f.meta["truth"]["hand"]

@@ -21,14 +21,19 @@ from vision.board import (
     rectify,
 )
 from vision.camera import Intrinsics
-from vision.errors import BoardNotFoundError, InvalidCornersError, InvalidIntrinsicsError, VisionError
+from vision.errors import (
+    BoardNotFoundError,
+    InvalidCornersError,
+    InvalidIntrinsicsError,
+    VisionError,
+)
 from vision.markers import DITION_MARKERS, DOMINATION_MARKERS, QUIET_ZONE_FRACTION, layout_for
 
 DISCS = [SimDisc(0.1, 7.0, "black"), SimDisc(10.0, 0.2, "white"), SimDisc(3.0, 10.0, "black"),
          SimDisc(16.9, 16.9, "white"), SimDisc(10.0, 10.0, "black"), SimDisc(19.8, 12.0, "white")]
 
 
-def _intrinsics(cam) -> Intrinsics:  # noqa: ANN001 - SimCamera
+def _intrinsics(cam) -> Intrinsics:
     return Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
 
 
@@ -139,8 +144,8 @@ def test_rectify_puts_board_points_where_it_says(rng: np.random.Generator) -> No
     scale, margin = 10.0, 1.0
     rect = rectify(r.image, fit, scale, margin, k)
     gray = rect.mean(axis=2)
-    col_line = int(round((0 + margin) * scale))  # x = 0
-    col_plate = int(round((0.5 + margin) * scale))
+    col_line = round((0 + margin) * scale)  # x = 0
+    col_plate = round((0.5 + margin) * scale)
     rows = slice(int(5 * scale), int(15 * scale))
     assert gray[rows, col_line].mean() < gray[rows, col_plate].mean() - 40
 
@@ -213,3 +218,19 @@ def test_board_moved_detects_a_bump_but_not_noise(rng: np.random.Generator) -> N
         fit = find_board(first.image, params)
         assert not board_moved(fit, again.image, params)
         assert board_moved(fit, bumped.image, params)
+
+
+def test_domination_board_from_markers_and_from_its_cells(rng: np.random.Generator) -> None:
+    from hardware.sim import render_domination
+
+    cam = random_camera(rng, "domination")
+    stacks = {"d4": "GR", "e5": "B", "c3": "YYG"}
+    with_markers = render_domination(stacks, cam, rng, options=RenderOptions.random(rng))
+    fit = find_board(with_markers.image, game="domination", intrinsics=_intrinsics(cam))
+    assert fit.method == "aruco" and fit.game == "domination"
+    assert _corner_error(fit.corners_px, with_markers.truth["corners_px"]) < 0.5
+    # without markers find_board hands over to vision.domination_board
+    plain = render_domination(stacks, cam, rng, options=RenderOptions.random(rng, markers=False))
+    fit = find_board(plain.image, game="domination", intrinsics=_intrinsics(cam))
+    assert fit.method != "aruco" and fit.game == "domination"
+    assert _cyclic_corner_error(fit.corners_px, np.array(plain.truth["corners_px"])) < 3.0

@@ -18,7 +18,7 @@ MEDIAN_TOL = 0.02
 MAX_TOL = 0.06
 
 
-def _intrinsics(cam) -> Intrinsics:  # noqa: ANN001 - SimCamera
+def _intrinsics(cam) -> Intrinsics:
     return Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
 
 

@@ -187,6 +187,32 @@ def test_events_stream_keeps_alive_while_nothing_happens(app: Flask) -> None:
     response.close()
 
 
+def test_a_burst_of_events_is_pushed_as_one_state(service: Any) -> None:
+    from web.sse import state_stream
+
+    stream = state_stream(service, keepalive_s=0.3, min_interval_s=0.5)
+    assert next(stream) == "retry: 2000\n\n"
+    assert json.loads(next(stream).split("data: ", 1)[1])["status"] != "paused"
+    for command in ("pause", "resume", "pause"):  # three events within a few milliseconds
+        service.command(command, {})
+    pushed = next(stream)
+    assert pushed.startswith("event: state\n")
+    assert json.loads(pushed.split("data: ", 1)[1])["status"] == "paused"  # the latest state
+    assert next(stream) == ": keep-alive\n\n"  # nothing more was queued: one state in all
+    stream.close()
+
+
+def test_the_stream_ends_when_the_service_stops(tmp_path: Path) -> None:
+    from web.sse import state_stream
+
+    svc = make_service(tmp_path / "stop.sqlite")
+    stream = state_stream(svc, keepalive_s=5.0, min_interval_s=0.0)
+    next(stream), next(stream)
+    svc.stop()
+    rest = list(stream)  # ends instead of waiting for events that never come
+    assert len(rest) <= 1 and all(m.startswith("event: state") for m in rest)
+
+
 # ----------------------------------------------------------------------------------- controls
 def test_control_reaches_the_service_and_is_logged(client: FlaskClient, service: Any) -> None:
     match_id = service.state()["match_id"]

@@ -94,6 +94,15 @@ def test_no_wrong_pin_opens_the_controls(client: Any, service: Any, pin: str) ->
     assert observable(service) == before
 
 
+@pytest.mark.parametrize("path", ["/", "/history", "/api/state", "/api/nope"])
+def test_no_other_site_may_frame_or_script_the_page(client: Any, path: str) -> None:
+    headers = client.get(path).headers
+    assert headers["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    assert "script-src 'self';" in headers["Content-Security-Policy"]
+    assert headers["X-Content-Type-Options"] == "nosniff"
+
+
 # ------------------------------------------------------------------------------------- server
 @pytest.mark.parametrize("host, loopback", [
     ("127.0.0.1", True), ("127.5.5.5", True), ("localhost", True), ("::1", True),

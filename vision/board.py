@@ -135,7 +135,6 @@ def homography_from_corners(
     corners_px: np.ndarray, game: str = "dition", intrinsics: Intrinsics | None = None
 ) -> np.ndarray:
     """H_image_to_board (undistorted pixels -> board units) from the 4 captured-pixel corners."""
-    import cv2
 
     corners = _check_corners(corners_px)
     und = intrinsics.undistort_points(corners) if intrinsics is not None else corners
@@ -233,7 +232,7 @@ def rectify(
 
     interp = cv2.INTER_LINEAR if interpolation is None else interpolation
     maps = rectify_maps(board, scale_px_per_unit, margin_board, intrinsics)
-    n = int(round((board.size_board + 2 * margin_board) * scale_px_per_unit)) + 1
+    n = round((board.size_board + 2 * margin_board) * scale_px_per_unit) + 1
     if isinstance(maps, tuple):
         return cv2.remap(frame, maps[0], maps[1], interp, borderMode=cv2.BORDER_REPLICATE)
     return cv2.warpPerspective(
@@ -253,7 +252,7 @@ def _rectify_maps_cached(
     M = H_b2i @ S  # rectified pixel -> undistorted image pixel
     if intrinsics is None or not intrinsics.has_distortion:
         return M
-    n = int(round((size_board + 2 * margin) * scale)) + 1
+    n = round((size_board + 2 * margin) * scale) + 1
     u, v = np.meshgrid(np.arange(n, dtype=np.float64), np.arange(n, dtype=np.float64))
     pts = apply_homography(M, np.stack([u.ravel(), v.ravel()], axis=1))
     pts = intrinsics.distort_points(pts).astype(np.float32)
@@ -261,6 +260,52 @@ def _rectify_maps_cached(
         pts[:, 0].reshape(n, n), pts[:, 1].reshape(n, n), cv2.CV_16SC2
     )
     return map1, map2
+
+
+def board_to_image_lookup(
+    points_board: np.ndarray,
+    board: BoardFit,
+    intrinsics: Intrinsics | None = None,
+    *,
+    scale_px_per_unit: float = 16.0,
+    margin_board: float = 1.5,
+) -> np.ndarray:
+    """Like `board_to_image`, for many points at once: bilinear look-up in a cached dense table
+    of the mapping (every 1/scale board units). The mapping is smooth, so the table's error is
+    far below a thousandth of a pixel; points beyond the table's margin are clamped to it."""
+    import cv2
+
+    mx, my = _coord_maps_cached(
+        board.H_board_to_image.tobytes(), board.size_board, float(scale_px_per_unit),
+        float(margin_board), intrinsics,
+    )
+    pts = np.asarray(points_board, dtype=np.float32).reshape(-1, 2)
+    u = (pts[:, 0] + margin_board) * scale_px_per_unit
+    v = (pts[:, 1] + margin_board) * scale_px_per_unit
+    n = len(pts)
+    cols = max(1, min(n, 8192))
+    rows = -(-n // cols)
+    pad = rows * cols - n
+    uu = np.pad(u, (0, pad)).reshape(rows, cols)
+    vv = np.pad(v, (0, pad)).reshape(rows, cols)
+    x = cv2.remap(mx, uu, vv, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).ravel()[:n]
+    y = cv2.remap(my, uu, vv, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).ravel()[:n]
+    return np.stack([x, y], axis=1)
+
+
+@functools.lru_cache(maxsize=16)
+def _coord_maps_cached(
+    H_bytes: bytes, size_board: float, scale: float, margin: float, intrinsics: Intrinsics | None
+) -> tuple[np.ndarray, np.ndarray]:
+    H_b2i = np.frombuffer(H_bytes, dtype=np.float64).reshape(3, 3)
+    n = int(round((size_board + 2 * margin) * scale)) + 1
+    u, v = np.meshgrid(np.arange(n, dtype=np.float64), np.arange(n, dtype=np.float64))
+    pts = np.stack([u.ravel() / scale - margin, v.ravel() / scale - margin], axis=1)
+    px = apply_homography(H_b2i, pts)
+    if intrinsics is not None:
+        px = intrinsics.distort_points(px)
+    # float32 keeps 1e-4 px at these magnitudes; offsets relative to the table would do better
+    return px[:, 0].reshape(n, n).astype(np.float32), px[:, 1].reshape(n, n).astype(np.float32)
 
 
 # --------------------------------------------------------------------------------------------
@@ -272,7 +317,6 @@ def detect_aruco_markers(frame: np.ndarray, game: str | None = None) -> dict[int
     """All DICT_4X4_50 markers in the frame: id -> (4, 2) float64 captured-pixel corners in the
     marker's own order (top-left, top-right, bottom-right, bottom-left). With `game`, only the
     ids of that game's layout are kept."""
-    import cv2
 
     gray = as_gray(frame)
     detector = _aruco_detector()
@@ -416,7 +460,7 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
 
     h, w = gray.shape
     f = min(1.0, params.search_width_px / w)
-    small = cv2.resize(gray, (int(round(w * f)), int(round(h * f))), interpolation=cv2.INTER_AREA) if f < 1 else gray
+    small = cv2.resize(gray, (round(w * f), round(h * f)), interpolation=cv2.INTER_AREA) if f < 1 else gray
     k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
     closed = cv2.morphologyEx(small, cv2.MORPH_CLOSE, k)
     bh = cv2.subtract(closed, small)  # black-hat: thin dark structures

@@ -6,8 +6,9 @@ the ideal pinhole projection with the same camera matrix; homographies to the bo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class Intrinsics:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Intrinsics":
+    def from_dict(cls, data: Mapping[str, Any]) -> Intrinsics:
         unknown = set(data) - {"camera_matrix", "dist_coeffs", "image_size"}
         if unknown:
             raise InvalidIntrinsicsError(f"unknown intrinsics keys: {sorted(unknown)}")
@@ -73,7 +74,7 @@ class Intrinsics:
         except (TypeError, ValueError) as exc:
             raise InvalidIntrinsicsError(f"malformed intrinsics: {exc}") from None
 
-    def scaled_to(self, image_size: tuple[int, int]) -> "Intrinsics":
+    def scaled_to(self, image_size: tuple[int, int]) -> Intrinsics:
         """The same lens at another resolution (frames resized, not cropped)."""
         sx = image_size[0] / self.image_size[0]
         sy = image_size[1] / self.image_size[1]

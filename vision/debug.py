@@ -8,7 +8,7 @@ Images are BGR uint8 (H, W, 3).
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -88,7 +88,7 @@ def draw_discs(
         cv2.polylines(out, [_polyline_board(c + ring, board, intrinsics)], True, colour, 2,
                       cv2.LINE_AA, 4)
         px = board_to_image(c[None], board, intrinsics)[0]
-        cv2.drawMarker(out, (int(round(px[0])), int(round(px[1]))), colour, cv2.MARKER_CROSS, 8, 1)
+        cv2.drawMarker(out, (round(px[0]), round(px[1])), colour, cv2.MARKER_CROSS, 8, 1)
         if labels:
             cv2.putText(out, str(i), (int(px[0]) + 4, int(px[1]) - 4), cv2.FONT_HERSHEY_SIMPLEX,
                         0.45, colour, 1, cv2.LINE_AA)

@@ -30,10 +30,21 @@ from typing import Literal
 
 import numpy as np
 
-from vision.board import DITION_SQUARES, BoardFit, as_gray, board_to_image, rectify
+from vision.board import (
+    DITION_SQUARES,
+    BoardFit,
+    as_gray,
+    board_to_image,
+    board_to_image_lookup,
+    rectify,
+)
 from vision.camera import Intrinsics
 
 Colour = Literal["black", "white"]
+
+#: radii (board units) of the samples across the grey dot's rim and across the disc's rim
+DOT_RADII = np.linspace(0.03, 0.255, 16)
+RIM_RADII = np.linspace(0.34, 0.70, 19)
 
 
 @dataclass(frozen=True)
@@ -42,7 +53,7 @@ class DiscParams:
 
     scale_px_per_unit: float = 16.0
     #: the outline votes run at this (coarser) scale
-    vote_scale_px_per_unit: float = 8.0
+    vote_scale_px_per_unit: float = 12.0
     margin_board: float = 0.75
     disc_diameter_board: float = 1.0
     dot_diameter_board: float = 0.25
@@ -205,7 +216,7 @@ def detect_discs(
         return []
     centres0 = cands / s - m  # board units (top face, approximately)
     # local plate brightness: a closing removes discs and lines (dark), keeps the plate
-    k = int(round(1.6 * s)) | 1
+    k = round(1.6 * s) | 1
     small = cv2.resize(rect, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
     ks = max(3, (k // 4) | 1)
     bg = cv2.morphologyEx(small, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ks, ks)))
@@ -220,10 +231,14 @@ def detect_discs(
 
     geom = camera_geometry(board, (gray.shape[1], gray.shape[0]), intrinsics, params.default_hfov_deg)
     grayf = gray  # profiles are sampled from uint8 (quantisation << sensor noise)
-    top, top_sigma, dot_ok, dot_cover = _refine_dots(grayf, board, intrinsics, centres0, is_black, params)
+    # one sampling pass for both fits: rays from each candidate across the dot and the rim
+    vals, u = _sample_profiles(grayf, board, intrinsics, centres0, np.r_[DOT_RADII, RIM_RADII], params.n_rays)
+    nd = len(DOT_RADII)
+    top, top_sigma, dot_ok, dot_cover = _refine_dots(
+        grayf, board, intrinsics, centres0, is_black, params, sampled=(vals[..., :nd], u))
     outline_c, outline_sigma, outline_ok = _refine_outline(
-        grayf, board, intrinsics, top, is_black, geom, params
-    )
+        grayf, board, intrinsics, top, is_black, geom, params, origins=centres0,
+        sampled=(vals[..., nd:], u))
     # combine the two estimates of the top face centre, then undo the thickness parallax
     w_dot = np.where(dot_ok, 1.0 / np.maximum(top_sigma, 1e-3) ** 2, 0.0)
     w_out = np.where(outline_ok, 1.0 / np.maximum(outline_sigma, 1e-3) ** 2, 0.0)
@@ -261,13 +276,14 @@ def detect_discs(
     idx = np.flatnonzero(keep)
     if len(idx) == 0:
         return []
+    conf = np.clip(conf, 0.0, 1.0)
     px = board_to_image(centre[idx], board, intrinsics)
     out = [
         DiscReading(
             (float(centre[i, 0]), float(centre[i, 1])),
             (float(px[j, 0]), float(px[j, 1])),
             "black" if is_black[i] else "white",
-            float(np.clip(conf[i], 0, 1)),
+            float(conf[i]),
             float(sigma[i]),
         )
         for j, i in enumerate(idx)
@@ -331,7 +347,7 @@ def _candidates(
     # a full circle's votes: ~2 px-thick edge * circumference, spread by the blur kernel
     full = 2 * math.pi * r * 2.0 / (2 * math.pi * sigma_acc**2)
     thr = params.min_vote_fraction * full
-    ksz = int(round(params.min_separation_board * s)) | 1
+    ksz = round(params.min_separation_board * s) | 1
     dil = cv2.dilate(best, np.ones((ksz, ksz), np.uint8))  # a square max filter is separable
     py, px = np.nonzero((best >= dil) & (best > thr))
     if len(px) == 0:
@@ -373,7 +389,7 @@ def _dot_candidates(rect: np.ndarray, params: DiscParams) -> np.ndarray:
     dyy = cv2.Sobel(g, cv2.CV_32F, 0, 2, ksize=3)
     dxy = cv2.Sobel(g, cv2.CV_32F, 1, 1, ksize=3)
     resp = np.sqrt(np.maximum(dxx * dyy - dxy * dxy, 0.0))
-    ksz = int(round(params.min_separation_board * s)) | 1
+    ksz = round(params.min_separation_board * s) | 1
     dil = cv2.dilate(resp, np.ones((ksz, ksz), np.uint8))
     ys, xs = np.nonzero((resp >= dil) & (resp > params.min_dot_response))
     return np.stack([xs, ys], axis=1).astype(np.float64)
@@ -427,7 +443,7 @@ def _sample_profiles(
     ang = np.linspace(0, 2 * math.pi, n_rays, endpoint=False)
     u = np.stack([np.cos(ang), np.sin(ang)], axis=1)
     pts = centres[:, None, None, :] + radii[None, None, :, None] * u[None, :, None, :]
-    px = board_to_image(pts.reshape(-1, 2), board, intrinsics).astype(np.float32)
+    px = board_to_image_lookup(pts.reshape(-1, 2), board, intrinsics)
     # one row per disc (remap wants fewer than 32767 rows)
     mx = px[:, 0].reshape(len(centres), n_rays * len(radii))
     my = px[:, 1].reshape(len(centres), n_rays * len(radii))
@@ -511,15 +527,20 @@ def _refine_dots(
     centres0: np.ndarray,
     is_black: np.ndarray,
     params: DiscParams,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Centres of the grey dots (= top face centres, projected on the board plane)."""
+    sampled: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Centres of the grey dots (= top face centres, projected on the board plane), their
+    uncertainty, success and the share of rays that agree with the circle. `sampled`: the
+    profiles (N, rays, DOT_RADII) and ray directions, when already taken."""
     r_dot = params.dot_diameter_board / 2
-    radii = np.linspace(0.03, 0.255, 16)
+    radii = DOT_RADII
     # dot on black: brighter inside -> darker outward (-1); on white: darker inside (+1)
     polarity = np.where(is_black, -1.0, 1.0)
     c = centres0.copy()
     # one pass: the edge points are true rim points wherever the rays start
-    vals, u = _sample_profiles(grayf, board, intrinsics, c, radii, params.n_rays)
+    if sampled is None:
+        sampled = _sample_profiles(grayf, board, intrinsics, c, radii, params.n_rays)
+    vals, u = sampled
     r_edge, strength = _edge_positions(vals, radii, polarity)
     ok = (strength > 4.0) & (np.abs(r_edge - r_dot) < 0.09)
     # a dot in glare looks smaller (its rim clips at white): be lenient with its radius
@@ -539,6 +560,8 @@ def _refine_outline(
     is_black: np.ndarray,
     geom: CameraGeometry,
     params: DiscParams,
+    origins: np.ndarray | None = None,
+    sampled: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Top face centres from the top rim. The disc's side shows as a band outside the rim on
     the camera's side (its colours are unknown: half white, half black on a two-faced disc), so
@@ -547,13 +570,16 @@ def _refine_outline(
     t = params.thickness_board
     delta = geom.thickness_shift(top, t)  # (N, 2)
     r_top = 0.5 * params.disc_diameter_board * geom.height_board / max(geom.height_board - t, 1e-6)
-    radii = np.linspace(0.34, 0.70, 19)
-    vals, u = _sample_profiles(grayf, board, intrinsics, top, radii, params.n_rays)
+    radii = RIM_RADII
+    origins = top if origins is None else origins  # where the rays start
+    if sampled is None:
+        sampled = _sample_profiles(grayf, board, intrinsics, origins, radii, params.n_rays)
+    vals, u = sampled
     polarity = np.where(is_black, 1.0, -1.0)
     r_edge, strength = _edge_positions(vals, radii, polarity)
     band = -np.einsum("rk,nk->nr", u, delta)  # width of the visible side outside the rim
     ok = (band < params.max_band_board) & (strength > 5.0) & (np.abs(r_edge - r_top) < 0.08)
-    c, sig, good, _, _ = _fit_circles(top, u, r_edge, ok, r_top, fixed_radius=True)
+    c, sig, good, _, _ = _fit_circles(origins, u, r_edge, ok, r_top, fixed_radius=True)
     return c, sig, good
 
 

@@ -93,7 +93,7 @@ class TopsParams:
     #: fraction of the top radius sampled for the colour
     colour_radius_frac: float = 0.55
     #: offset (cells) of the board reference samples from each cell centre (both axes)
-    reference_offset: float = 0.42
+    reference_offset: float = 0.38
     #: hypothesis score: penalty weight of an edge inside the candidate top face
     inner_penalty: float = 1.0
     #: distance inside the candidate circle from which edges count as "inside", px
@@ -529,7 +529,10 @@ def read_tops(
     prof = samples[n_ref + n_floor :].reshape(n_cells, n_dir, n_s, 3)
 
     # 3. white balance on the board's light squares (robust: median over all cells)
-    board_ref = np.median(ref_s.reshape(-1, 3), axis=0)
+    # the brighter part of the samples: a misplaced sample lands on a grid line or a piece
+    flat_ref = ref_s.reshape(-1, 3)
+    bright = flat_ref.sum(axis=1)
+    board_ref = np.median(flat_ref[bright >= np.percentile(bright, 40)], axis=0)
     if float(board_ref.min()) < 8.0:
         raise BoardPoseError(
             f"the board's light squares look black (median BGR {board_ref.round(1).tolist()}): "
@@ -548,8 +551,6 @@ def read_tops(
     # 5. edge profiles -> coarse height and shift per cell
     edge, s_edge0 = _edge_profiles(prof * wb, s_lo, step)
     k0, shift0 = _coarse_fit(edge, s_edge0, hyp, normal, shift_grid, px_per_cell, params)
-    if _DEBUG is not None and "force" in _DEBUG:
-        k0, shift0 = _DEBUG["force"]
 
     # 6. sub-pixel refinement: height and shift from the edge positions
     h_est, sigma_h = _refine_fit(
@@ -621,12 +622,12 @@ def _main(argv: list[str] | None = None) -> int:  # pragma: no cover - manual de
     frame = cv2.imread(args.image, cv2.IMREAD_COLOR)
     if frame is None:
         raise SystemExit(f"cannot read image {args.image}")
-    from vision.domination_board import find_domination_board
+    from vision.board import find_board
 
     corners = None
     if args.corners:
         corners = np.array([float(v) for v in args.corners.split(",")]).reshape(4, 2)
-    board = find_domination_board(frame, corners_px=corners)
+    board = find_board(frame, game="domination", corners_px=corners)
     reading = read_tops(frame, board)
     print(json.dumps({"image": args.image, **reading.to_dict()}))
     return 0

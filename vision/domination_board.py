@@ -67,8 +67,11 @@ class DominationBoardParams:
     min_fill: float = 0.3
     #: cells needed for a fit
     min_cells: int = 8
-    #: grid assignment tolerance (cells) when snapping to integer positions
+    #: grid assignment tolerance (cells) when snapping centres, and corners, to the grid
     snap_tolerance: float = 0.3
+    corner_tolerance: float = 0.3
+    #: the seed quad must fill this much of itself (an empty cell's light square)
+    seed_min_fill: float = 0.8
     #: line refinement: passes, samples per cell side, cross-profile half-length (cells)
     line_passes: int = 2
     samples_per_cell: int = 6
@@ -96,14 +99,14 @@ def find_domination_board(
         return fit_from_corners(corners_px, "domination", intrinsics)
     p = params if isinstance(params, DominationBoardParams) else DominationBoardParams()
     _check_frame(frame)
-    quads = _cell_quads(frame, p)
+    quads, fills = _cell_quads(frame, p)
     if len(quads) < p.min_cells:
         raise BoardNotFoundError(
             f"domination board: {len(quads)} light cell squares found, need {p.min_cells} "
             "(is the board in view and lit?)"
         )
     und = [intrinsics.undistort_points(q) if intrinsics is not None else q for q in quads]
-    grid = _assign_grid(und, p)
+    grid = _assign_grid(und, fills, p)
     if len(grid) < p.min_cells:
         raise BoardNotFoundError(
             f"domination board: only {len(grid)} cell squares form a regular grid, need {p.min_cells}"
@@ -144,8 +147,9 @@ def _apply(H: np.ndarray, pts: np.ndarray) -> np.ndarray:
     return q[:, :2] / q[:, 2:3]
 
 
-def _cell_quads(frame: np.ndarray, p: DominationBoardParams) -> list[np.ndarray]:
-    """Light four-sided regions: (4, 2) float64 px corners each, clockwise in the image."""
+def _cell_quads(frame: np.ndarray, p: DominationBoardParams) -> tuple[list[np.ndarray], list[float]]:
+    """Light four-sided regions: (4, 2) float64 px corners each, clockwise in the image, and the
+    fraction of each quad the region fills (about 1 for an empty cell, 0.5 around a piece)."""
     import cv2
 
     gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
@@ -159,7 +163,8 @@ def _cell_quads(frame: np.ndarray, p: DominationBoardParams) -> list[np.ndarray]
     n, labels, stats, _ = cv2.connectedComponentsWithStats(light, connectivity=4)
     lo = (p.min_cell_fraction * side) ** 2
     hi = (p.max_cell_fraction * side) ** 2
-    quads = []
+    quads: list[np.ndarray] = []
+    fills: list[float] = []
     for i in range(1, n):
         x, y, w, h, area = stats[i]
         if area < lo * 0.4 or w * h > hi * 2.5 or w < 4 or h < 4:
@@ -181,7 +186,8 @@ def _cell_quads(frame: np.ndarray, p: DominationBoardParams) -> list[np.ndarray]
         if sides.max() > 1.8 * sides.min():
             continue
         quads.append(_refine_quad(gray, _clockwise(q)))
-    return quads
+        fills.append(area / quad_area)
+    return quads, fills
 
 
 def _refine_quad(gray: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -214,13 +220,19 @@ def _unit_homography(q: np.ndarray) -> np.ndarray:
     return cv2.getPerspectiveTransform(q.astype(np.float32), unit).astype(np.float64)
 
 
-def _assign_grid(quads: list[np.ndarray], p: DominationBoardParams) -> dict[int, tuple[int, int]]:
-    """Integer grid (col, row) per quad index, grown from the most central quad."""
+def _assign_grid(
+    quads: list[np.ndarray], fills: list[float], p: DominationBoardParams
+) -> dict[int, tuple[int, int]]:
+    """Integer grid (col, row) per quad index, grown from the most central empty-looking quad
+    (a region around a piece can be a quad that is not the cell's outline). A quad is kept only
+    when all its corners land near the corners of its grid cell."""
     import cv2
 
     centres = np.array([q.mean(axis=0) for q in quads])
     med = np.median(centres, axis=0)
-    seed = int(np.argmin(np.linalg.norm(centres - med, axis=1)))
+    dist = np.linalg.norm(centres - med, axis=1)
+    full = np.asarray(fills) >= p.seed_min_fill
+    seed = int(np.argmin(np.where(full, dist, dist + 1e9)) if full.any() else np.argmin(dist))
     H = _unit_homography(quads[seed])
     grid: dict[int, tuple[int, int]] = {seed: (0, 0)}
     for radius in (1.6, 2.6, 4.0, 6.0, 9.0):
@@ -232,7 +244,11 @@ def _assign_grid(quads: list[np.ndarray], p: DominationBoardParams) -> dict[int,
             if max(abs(rx), abs(ry)) > 8 or math.hypot(gx, gy) > radius + 0.5:
                 continue
             if abs(gx - rx) < p.snap_tolerance and abs(gy - ry) < p.snap_tolerance:
-                grid[i] = (int(rx), int(ry))
+                gq = _apply(H, quads[i])
+                corners = np.array([[rx, ry], [rx + 1, ry], [rx + 1, ry + 1], [rx, ry + 1]], float)
+                d = np.linalg.norm(gq[:, None, :] - corners[None], axis=2).min(axis=1)
+                if d.max() < p.corner_tolerance:
+                    grid[i] = (int(rx), int(ry))
         # refit on all assigned centres and corners
         src, dst = [], []
         for i, (cx, cy) in grid.items():

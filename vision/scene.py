@@ -22,6 +22,13 @@ import numpy as np
 from vision.board import BoardFit, rectify
 from vision.camera import Intrinsics
 
+#: Domination's 12 cut cells (a1 b1 a2, g1 h1 h2, a7 a8 b8, g8 h8 h7) as board (x, y) of their
+#: top-left corners: cell (file f, rank r) spans [f, f + 1] x [8 - r, 9 - r]
+_DOMINATION_CUT_XY: tuple[tuple[int, int], ...] = tuple(
+    ("abcdefgh".index(c[0]), 8 - int(c[1]))
+    for c in ("a1", "b1", "a2", "g1", "h1", "h2", "a7", "a8", "b8", "g8", "h8", "h7")
+)
+
 
 @dataclass(frozen=True)
 class SceneParams:
@@ -36,8 +43,10 @@ class SceneParams:
     #: skin chroma relative to the plate: Cr - Cr_plate in [lo, hi], Cb - Cb_plate in [lo, hi]
     skin_cr_rel: tuple[float, float] = (7.0, 48.0)
     skin_cb_rel: tuple[float, float] = (-45.0, 4.0)
-    #: a hand: skin over more than this fraction of the working image
+    #: a hand: skin over more than this fraction of the board, with a solid core (palm) of at
+    #: least this many working-image pixels
     min_skin_fraction: float = 0.004
+    min_palm_px: int = 4
     #: a pixel moved when its normalised difference exceeds max(this, k * noise) grey levels
     motion_threshold: float = 14.0
     motion_noise_k: float = 5.0
@@ -91,9 +100,13 @@ class SceneMonitor:
         inner = self._board_mask(ycc.shape[:2], margin, scale)
 
         # only skin over the board counts (the table around it may be wood-coloured)
-        skin = self._skin(ycc, inner)
-        skin_fraction = float(skin[inner].mean())
-        hand = skin_fraction > p.min_skin_fraction
+        area = self._skin_area(board, inner, margin, scale)
+        skin = self._skin(ycc, area) & area
+        skin_fraction = float(skin[area].mean())
+        # a hand has a solid palm: skin that survives an erosion (thin rims of coloured pieces,
+        # anti-aliased into skin-like tones, do not)
+        core = cv2.erode(skin.astype(np.uint8), np.ones((5, 5), np.uint8))
+        hand = skin_fraction > p.min_skin_fraction and int(core.sum()) >= p.min_palm_px
 
         key = board.H_image_to_board.tobytes()
         gray = ycc[..., 0]
@@ -117,9 +130,24 @@ class SceneMonitor:
     @staticmethod
     def _board_mask(shape: tuple[int, int], margin: float, scale: float) -> np.ndarray:
         m = np.zeros(shape, bool)
-        a = int(round(margin * scale))
+        a = round(margin * scale)
         m[a : shape[0] - a, a : shape[1] - a] = True
         return m
+
+    @staticmethod
+    def _skin_area(board: BoardFit, inner: np.ndarray, margin: float, scale: float) -> np.ndarray:
+        """Where skin counts: the board, without Domination's cut corners (plate-coloured,
+        which is close to skin against the light cells)."""
+        if board.game != "domination":
+            return inner
+        area = inner.copy()
+        for fx, fy in _DOMINATION_CUT_XY:
+            x0 = int(np.floor((fx + margin) * scale))
+            y0 = int(np.floor((fy + margin) * scale))
+            x1 = int(np.ceil((fx + 1 + margin) * scale))
+            y1 = int(np.ceil((fy + 1 + margin) * scale))
+            area[y0:y1, x0:x1] = False
+        return area
 
     def _skin(self, ycc: np.ndarray, inner: np.ndarray) -> np.ndarray:
         import cv2
@@ -127,7 +155,7 @@ class SceneMonitor:
         p = self.params
         y, cr, cb = ycc[..., 0], ycc[..., 1], ycc[..., 2]
         # the plate: the brightest half of the board area is mostly paper
-        sel = inner & (y > np.percentile(y[inner], 50))
+        sel = inner & (y >= np.percentile(y[inner], 50))
         cr0 = float(np.median(cr[sel]))
         cb0 = float(np.median(cb[sel]))
         dcr, dcb = cr - cr0, cb - cb0

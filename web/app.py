@@ -17,6 +17,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "PIN": None,  # the owner's PIN (str); controls are refused while REQUIRE_PIN and no PIN
     "SSE_KEEPALIVE_S": 15.0,  # a comment line this often keeps proxies and phones connected
     "SSE_MAX_S": 600.0,  # a stream ends after this long; EventSource reconnects by itself
+    "SSE_MIN_INTERVAL_S": 0.1,  # a burst of events is pushed as one state
     "MJPEG_FPS": 5.0,
     "FRAME_MAX_AGE_S": 0.2,  # camera JPEGs are shared between requests this young
     "PIN_MAX_FAILURES": 5,  # wrong PINs from one address ...

@@ -17,7 +17,7 @@ import threading
 import time
 from urllib.parse import urlsplit
 
-from flask import Flask, current_app, request, session
+from flask import Flask, Response, current_app, request, session
 
 from web.errors import (
     CrossSiteRequestError,
@@ -27,6 +27,17 @@ from web.errors import (
 )
 
 STATE_CHANGING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+#: Every answer: only this server's own scripts run, no other site may frame the page (so no
+#: one can trick a player into tapping a control through an invisible frame).
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; connect-src 'self'; "
+        "img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; "
+        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
 PIN_HEADER = "X-Referee-Pin"
 _SESSION_KEY = "owner"
 
@@ -159,6 +170,12 @@ def log_out() -> None:
 
 def init_app(app: Flask) -> None:
     app.extensions["referee_pin_attempts"] = _Attempts()
+
+    @app.after_request
+    def _security_headers(response: Response) -> Response:
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
 
     @app.before_request
     def _guard_state_changes() -> None:

@@ -48,9 +48,14 @@ def state_stream(
     *,
     keepalive_s: float = 15.0,
     max_duration_s: float = 600.0,
+    min_interval_s: float = 0.1,
     clock: Callable[[], float] = time.monotonic,
 ) -> Iterator[str]:
-    """Yield SSE text: `state` now, a new `state` after every service event, keep-alives between."""
+    """Yield SSE text: `state` now, a new `state` after every service event, keep-alives between.
+
+    States are at least `min_interval_s` apart: a burst of events (a verdict, its instruction,
+    its log entries) becomes one state, and a referee that warns on every frame cannot flood
+    a phone."""
     subscription = service.subscribe()
     events: queue.Queue[Any] = queue.Queue()
     stop = threading.Event()
@@ -61,6 +66,7 @@ def state_stream(
     try:
         yield "retry: 2000\n\n"
         yield format_event(service.state(), event="state")
+        last_sent = clock()
         while clock() - started < max_duration_s:
             try:
                 item = events.get(timeout=keepalive_s)
@@ -68,6 +74,9 @@ def state_stream(
                 yield ": keep-alive\n\n"
                 continue
             ended = item is _END
+            wait_s = min_interval_s - (clock() - last_sent)
+            if wait_s > 0 and not ended:
+                time.sleep(wait_s)
             if isinstance(item, Exception):
                 yield format_event({"error": "stream_failed", "message": str(item)}, event="error")
                 ended = True
@@ -76,8 +85,9 @@ def state_stream(
                     item = events.get_nowait()
                 except queue.Empty:
                     break
-                ended = item is _END
+                ended = item is _END or isinstance(item, Exception)
             yield format_event(service.state(), event="state")
+            last_sent = clock()
             if ended:
                 return
     finally:

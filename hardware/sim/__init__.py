@@ -84,8 +84,23 @@ from hardware.sim.render import (
 from hardware.sim.script import Bump, Drop, HandPlace, HandRemove, ScriptedTable, Still
 
 __all__ = [
-    "Bump", "Drop", "HandPlace", "HandPose", "HandRemove", "RenderOptions", "Rendered",
-    "ScriptedTable", "SimCamera", "SimDisc", "Still", "camera_for_target", "look_at_board",
-    "random_camera", "random_discs", "random_stacks", "render_dition", "render_domination",
+    "Bump",
+    "Drop",
+    "HandPlace",
+    "HandPose",
+    "HandRemove",
+    "RenderOptions",
+    "Rendered",
+    "ScriptedTable",
+    "SimCamera",
+    "SimDisc",
+    "Still",
+    "camera_for_target",
+    "look_at_board",
+    "random_camera",
+    "random_discs",
+    "random_stacks",
+    "render_dition",
+    "render_domination",
     "render_planar_target",
 ]

@@ -54,12 +54,17 @@ class SimCamera:
         object.__setattr__(self, "rvec", _arr(self.rvec, (3,), "rvec"))
         object.__setattr__(self, "tvec", _arr(self.tvec, (3,), "tvec"))
         w, h = (int(v) for v in self.image_size)
-        if w < 16 or h < 16:
-            raise ValueError(f"SimCamera.image_size must be at least 16x16 px, got {self.image_size}")
+        if w < 1 or h < 1:
+            raise ValueError(
+                f"SimCamera.image_size must be at least 1x1 px, got {self.image_size}"
+            )
         object.__setattr__(self, "image_size", (w, h))
-        key = b"".join(
-            a.tobytes() for a in (self.camera_matrix, self.dist_coeffs, self.rvec, self.tvec)
-        ) + f"{w}x{h}".encode()
+        key = (
+            b"".join(
+                a.tobytes() for a in (self.camera_matrix, self.dist_coeffs, self.rvec, self.tvec)
+            )
+            + f"{w}x{h}".encode()
+        )
         object.__setattr__(self, "_key", key)
 
     # -- identity (numpy fields make the default __eq__/__hash__ useless) ----------------------
@@ -225,25 +230,35 @@ def _extent_points(game: str, markers: bool = True) -> np.ndarray:
         _, side, centres = MARKERS[game]
         half = side / 2 + side * MARKER_QUIET_ZONE
         for cx, cy in centres:
-            pts += [(cx - half, cy - half), (cx + half, cy - half), (cx + half, cy + half),
-                    (cx - half, cy + half)]
+            pts += [
+                (cx - half, cy - half),
+                (cx + half, cy - half),
+                (cx + half, cy + half),
+                (cx - half, cy + half),
+            ]
     arr = np.array(pts, dtype=np.float64)
     # densify the outline so distortion cannot bulge an edge out of view unnoticed
     x0, y0 = arr.min(axis=0)
     x1, y1 = arr.max(axis=0)
     t = np.linspace(0.0, 1.0, 9)
-    edges = np.concatenate([
-        np.stack([x0 + (x1 - x0) * t, np.full_like(t, y0)], 1),
-        np.stack([x0 + (x1 - x0) * t, np.full_like(t, y1)], 1),
-        np.stack([np.full_like(t, x0), y0 + (y1 - y0) * t], 1),
-        np.stack([np.full_like(t, x1), y0 + (y1 - y0) * t], 1),
-    ])
+    edges = np.concatenate(
+        [
+            np.stack([x0 + (x1 - x0) * t, np.full_like(t, y0)], 1),
+            np.stack([x0 + (x1 - x0) * t, np.full_like(t, y1)], 1),
+            np.stack([np.full_like(t, x0), y0 + (y1 - y0) * t], 1),
+            np.stack([np.full_like(t, x1), y0 + (y1 - y0) * t], 1),
+        ]
+    )
     return np.concatenate([np.c_[arr, np.zeros(len(arr))], np.c_[edges, np.zeros(len(edges))]])
 
 
 def _fit_focal(
-    R: np.ndarray, tvec: np.ndarray, pts_world: np.ndarray, image_size: tuple[int, int],
-    principal_px: tuple[float, float], margin: float,
+    R: np.ndarray,
+    tvec: np.ndarray,
+    pts_world: np.ndarray,
+    image_size: tuple[int, int],
+    principal_px: tuple[float, float],
+    margin: float,
 ) -> float:
     """Largest focal length (px) that keeps every point inside the image minus `margin`."""
     pc = pts_world @ R.T + tvec
@@ -257,7 +272,9 @@ def _fit_focal(
     for n, lo, hi in ((xn, cx, w - 1 - cx), (yn, cy, h - 1 - cy)):
         lo_m, hi_m = lo * (1 - margin), hi * (1 - margin)
         with np.errstate(divide="ignore"):
-            limits.append(np.where(n > 0, hi_m / np.maximum(n, 1e-12), lo_m / np.maximum(-n, 1e-12)))
+            limits.append(
+                np.where(n > 0, hi_m / np.maximum(n, 1e-12), lo_m / np.maximum(-n, 1e-12))
+            )
     return float(np.min(np.concatenate(limits)))
 
 
@@ -374,8 +391,10 @@ def _in_view(cam: SimCamera, pts_world: np.ndarray, margin_px: float) -> bool:
     px = cam.project(pts_world)
     w, h = cam.image_size
     return bool(
-        np.all(px[:, 0] >= margin_px) and np.all(px[:, 0] <= w - 1 - margin_px)
-        and np.all(px[:, 1] >= margin_px) and np.all(px[:, 1] <= h - 1 - margin_px)
+        np.all(px[:, 0] >= margin_px)
+        and np.all(px[:, 0] <= w - 1 - margin_px)
+        and np.all(px[:, 1] >= margin_px)
+        and np.all(px[:, 1] <= h - 1 - margin_px)
     )
 
 
@@ -383,10 +402,12 @@ def plate_in_view_fraction(cam: SimCamera, game: str) -> float:
     """Fraction of the plate outline (densely sampled) that projects inside the image."""
     x0, y0, x1, y1 = PLATE_EXTENT[game]
     t = np.linspace(0, 1, 50)
-    pts = np.concatenate([
-        np.stack([x0 + (x1 - x0) * t, np.full_like(t, y0), 0 * t], 1),
-        np.stack([x0 + (x1 - x0) * t, np.full_like(t, y1), 0 * t], 1),
-    ])
+    pts = np.concatenate(
+        [
+            np.stack([x0 + (x1 - x0) * t, np.full_like(t, y0), 0 * t], 1),
+            np.stack([x0 + (x1 - x0) * t, np.full_like(t, y1), 0 * t], 1),
+        ]
+    )
     px = cam.project(pts)
     w, h = cam.image_size
     ok = (px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)
@@ -419,10 +440,14 @@ def camera_for_target(
     K = np.array([[f, 0, (w - 1) / 2.0], [0, f, (h - 1) / 2.0], [0, 0, 1.0]])
     corners = np.array([[0, 0, 0], [tw, 0, 0], [tw, th, 0], [0, th, 0]], dtype=np.float64)
     t = np.linspace(0, 1, 7)
-    outline = np.concatenate([
-        np.stack([tw * t, 0 * t, 0 * t], 1), np.stack([tw * t, th + 0 * t, 0 * t], 1),
-        np.stack([0 * t, th * t, 0 * t], 1), np.stack([tw + 0 * t, th * t, 0 * t], 1),
-    ])
+    outline = np.concatenate(
+        [
+            np.stack([tw * t, 0 * t, 0 * t], 1),
+            np.stack([tw * t, th + 0 * t, 0 * t], 1),
+            np.stack([0 * t, th * t, 0 * t], 1),
+            np.stack([tw + 0 * t, th * t, 0 * t], 1),
+        ]
+    )
     diag = math.hypot(tw, th)
     for _ in range(200):
         tilt = rng.uniform(0.0, max_tilt_deg)
@@ -438,8 +463,9 @@ def camera_for_target(
         R = _look_at(centre, target, rng.uniform(-180, 180))
         # aim slightly off-centre so the target visits the image's corners too
         tvec = -R @ centre + np.r_[rng.uniform(-0.25, 0.25, 2) * dist_units * (w, h) / (2 * f), 0]
-        cam = SimCamera(K, np.zeros(5) if dist is None else dist, cv2.Rodrigues(R)[0].ravel(),
-                        tvec, (w, h))
+        cam = SimCamera(
+            K, np.zeros(5) if dist is None else dist, cv2.Rodrigues(R)[0].ravel(), tvec, (w, h)
+        )
         try:
             cam.check_lens()
         except ValueError:

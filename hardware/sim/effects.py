@@ -24,7 +24,9 @@ def _light_field_cached(options: RenderOptions, size: tuple[int, int]) -> np.nda
     grad = ((uu - 0.5) * math.cos(a) + (vv - 0.5) * aspect * math.sin(a)) * options.gradient
     hx, hy = options.hot_spot_xy
     diag = math.hypot(1.0, aspect)
-    r2 = ((uu - hx) ** 2 + ((vv - hy) * aspect) ** 2) / max(options.hot_spot_radius * diag, 1e-6) ** 2
+    r2 = ((uu - hx) ** 2 + ((vv - hy) * aspect) ** 2) / max(
+        options.hot_spot_radius * diag, 1e-6
+    ) ** 2
     hot = options.hot_spot_strength * np.exp(-0.5 * r2)
     corner = ((uu - 0.5) ** 2 + ((vv - 0.5) * aspect) ** 2) / (0.25 * diag**2)
     vig = 1.0 - options.vignette * corner
@@ -46,7 +48,9 @@ def _glare_cached(options: RenderOptions, size: tuple[int, int]) -> np.ndarray:
     sw, sh = 160, max(2, round(float(160 * h / w)))
     uu, vv = np.meshgrid((np.arange(sw) + 0.5) / sw, (np.arange(sh) + 0.5) / sh)
     aspect = h / w
-    r2 = ((uu - hx) ** 2 + ((vv - hy) * aspect) ** 2) / max(0.5 * options.hot_spot_radius, 1e-6) ** 2
+    r2 = ((uu - hx) ** 2 + ((vv - hy) * aspect) ** 2) / max(
+        0.5 * options.hot_spot_radius, 1e-6
+    ) ** 2
     g = (255.0 * options.glare * np.exp(-0.5 * r2)).astype(np.float32)
     big = cv2.resize(g, (w, h), interpolation=cv2.INTER_CUBIC)
     big.setflags(write=False)

@@ -17,18 +17,28 @@ import numpy as np
 from hardware.sim.camera import SimCamera
 
 SKIN_TONES_BGR: tuple[tuple[int, int, int], ...] = (
-    (150, 180, 225), (120, 155, 205), (95, 125, 175), (70, 95, 140), (165, 190, 230),
+    (150, 180, 225),
+    (120, 155, 205),
+    (95, 125, 175),
+    (70, 95, 140),
+    (165, 190, 230),
 )
 SLEEVE_BGR: tuple[tuple[int, int, int], ...] = (
-    (120, 60, 40), (60, 60, 60), (190, 190, 190), (40, 40, 120), (60, 110, 60),
+    (120, 60, 40),
+    (60, 60, 60),
+    (190, 190, 190),
+    (40, 40, 120),
+    (60, 110, 60),
 )
 
 
 @dataclass(frozen=True)
 class HandPose:
-    """Where the hand is: fingertips at board (x, y), the arm extending towards `angle_deg`
-    (board frame, 0 = +x, 90 = +y). `height_mm`: fingertips above the table. `spread` 0..1
-    opens the fingers; `scale` 1.0 = an average adult hand."""
+    """Where the hand is: the point under the index and middle finger pads at board (x, y) (the
+    fingertips reach ~1 cm beyond, as when holding a piece there), the arm extending towards
+    `angle_deg` (board frame, 0 = +x, 90 = +y). `height_mm`: fingertips above the table.
+    `spread` 0..1 opens the fingers; `scale` 1.0 = an average adult hand. `blur_units`: how far
+    the hand moves during the exposure (board units), which smears it (motion blur)."""
 
     x: float
     y: float
@@ -38,21 +48,33 @@ class HandPose:
     scale: float = 1.0
     skin_bgr: tuple[int, int, int] = SKIN_TONES_BGR[0]
     sleeve_bgr: tuple[int, int, int] | None = SLEEVE_BGR[0]
+    blur_units: tuple[float, float] = (0.0, 0.0)
 
     def to_dict(self) -> dict:
         return {
-            "x": self.x, "y": self.y, "angle_deg": self.angle_deg, "height_mm": self.height_mm,
-            "spread": self.spread, "scale": self.scale, "skin_bgr": list(self.skin_bgr),
+            "x": self.x,
+            "y": self.y,
+            "angle_deg": self.angle_deg,
+            "height_mm": self.height_mm,
+            "spread": self.spread,
+            "scale": self.scale,
+            "skin_bgr": list(self.skin_bgr),
             "sleeve_bgr": None if self.sleeve_bgr is None else list(self.sleeve_bgr),
+            "blur_units": list(self.blur_units),
         }
 
     @classmethod
     def random(cls, rng: np.random.Generator, x: float, y: float, angle_deg: float) -> HandPose:
         sleeve = None if rng.random() < 0.3 else SLEEVE_BGR[int(rng.integers(len(SLEEVE_BGR)))]
         return cls(
-            x, y, angle_deg, height_mm=float(rng.uniform(15, 45)), spread=float(rng.uniform(0, 0.8)),
+            x,
+            y,
+            angle_deg,
+            height_mm=float(rng.uniform(15, 45)),
+            spread=float(rng.uniform(0, 0.8)),
             scale=float(rng.uniform(0.85, 1.15)),
-            skin_bgr=SKIN_TONES_BGR[int(rng.integers(len(SKIN_TONES_BGR)))], sleeve_bgr=sleeve,
+            skin_bgr=SKIN_TONES_BGR[int(rng.integers(len(SKIN_TONES_BGR)))],
+            sleeve_bgr=sleeve,
         )
 
 
@@ -65,10 +87,12 @@ def _capsule(
     d = math.atan2(v1 - v0, u1 - u0)
     a0 = np.linspace(d + math.pi / 2, d + 3 * math.pi / 2, n)
     a1 = np.linspace(d - math.pi / 2, d + math.pi / 2, n)
-    return np.concatenate([
-        np.stack([u0 + r * np.cos(a0), v0 + r * np.sin(a0)], 1),
-        np.stack([u1 + r1 * np.cos(a1), v1 + r1 * np.sin(a1)], 1),
-    ])
+    return np.concatenate(
+        [
+            np.stack([u0 + r * np.cos(a0), v0 + r * np.sin(a0)], 1),
+            np.stack([u1 + r1 * np.cos(a1), v1 + r1 * np.sin(a1)], 1),
+        ]
+    )
 
 
 def _hand_parts_mm(pose: HandPose) -> list[tuple[str, np.ndarray]]:
@@ -78,11 +102,33 @@ def _hand_parts_mm(pose: HandPose) -> list[tuple[str, np.ndarray]]:
     s = pose.scale
     parts: list[tuple[str, np.ndarray]] = []
     # thumb first: the palm partly covers its root
-    parts.append(("finger", _capsule((22 + 40 * pose.spread) * s, (16 + 40 * pose.spread) * s,
-                                     108 * s, 30 * s, 9.5 * s, 8, 13 * s)))
-    parts.append(("nail", _capsule((27 + 40 * pose.spread) * s, (17 + 40 * pose.spread) * s,
-                                   (37 + 40 * pose.spread) * s, (19 + 40 * pose.spread) * s,
-                                   5.5 * s, 6)))
+    parts.append(
+        (
+            "finger",
+            _capsule(
+                (22 + 40 * pose.spread) * s,
+                (16 + 40 * pose.spread) * s,
+                108 * s,
+                30 * s,
+                9.5 * s,
+                8,
+                13 * s,
+            ),
+        )
+    )
+    parts.append(
+        (
+            "nail",
+            _capsule(
+                (27 + 40 * pose.spread) * s,
+                (17 + 40 * pose.spread) * s,
+                (37 + 40 * pose.spread) * s,
+                (19 + 40 * pose.spread) * s,
+                5.5 * s,
+                6,
+            ),
+        )
+    )
     lengths = (62, 78, 74, 58)  # little .. index finger
     offsets = (-27, -9, 9, 26)
     converge = 0.45 + 0.55 * pose.spread
@@ -92,7 +138,9 @@ def _hand_parts_mm(pose: HandPose) -> list[tuple[str, np.ndarray]]:
         parts.append(("finger", _capsule(u_tip, v_tip, 100 * s, off * s, 8.0 * s, 8, 9.5 * s)))
         t = 11 * s / max(math.hypot(100 * s - u_tip, off * s - v_tip), 1e-9)
         nu, nv = u_tip + t * (100 * s - u_tip), v_tip + t * (off * s - v_tip)
-        parts.append(("nail", _capsule(u_tip + 1.5 * s, v_tip + 0.1 * (nv - v_tip), nu, nv, 5.0 * s, 6)))
+        parts.append(
+            ("nail", _capsule(u_tip + 1.5 * s, v_tip + 0.1 * (nv - v_tip), nu, nv, 5.0 * s, 6))
+        )
     parts.append(("palm", _capsule(108 * s, 0, 150 * s, 0, 40 * s, 14, 36 * s)))
     return parts
 
@@ -191,8 +239,9 @@ def draw_hand(
         for _, outline in [("arm", arm)] + parts:
             p = _to_world(outline, pose, unit_mm)
             height = -p[:, 2]
-            flat = np.c_[p[:, 0] + light_dir[0] * height, p[:, 1] + light_dir[1] * height,
-                         np.zeros(len(p))]
+            flat = np.c_[
+                p[:, 0] + light_dir[0] * height, p[:, 1] + light_dir[1] * height, np.zeros(len(p))
+            ]
             if np.any(camera.to_camera(flat)[:, 2] <= 0):
                 continue
             shadow_polys.append(camera.project_clamped(flat))
@@ -216,8 +265,9 @@ def draw_hand(
     for kind, outline in parts:
         outlines.append((outline, nail_colour if kind == "nail" else skin * tint[kind]))
     projected = [camera.project_clamped(_to_world(o, pose, unit_mm)) for o, _ in outlines]
+    motion = _motion_px(camera, pose, unit_mm)
     mask = np.zeros((h, w), np.uint8)
-    box = _bbox(projected, w, h, 2)
+    box = _bbox(projected, w, h, 2 + int(np.ceil(np.abs(motion).max())))
     if box is None:
         return mask, _union(boxes)
     boxes.append(box)
@@ -231,7 +281,9 @@ def draw_hand(
         cv2.fillPoly(layer8, poly, tuple(int(c) for c in colour), cv2.LINE_AA, 4)
         kind = parts[k - n_arm][0] if k >= n_arm else "arm"
         if kind == "finger":  # the creases between fingers
-            cv2.polylines(layer8, poly, True, tuple(int(c * 0.78) for c in colour), 1, cv2.LINE_AA, 4)
+            cv2.polylines(
+                layer8, poly, True, tuple(int(c * 0.78) for c in colour), 1, cv2.LINE_AA, 4
+            )
         cv2.fillPoly(sub, poly, 255, cv2.LINE_AA, 4)
     # soft shading: darker towards the hand's outline, so it is not a flat sticker
     q = 4
@@ -239,10 +291,39 @@ def draw_hand(
     small = cv2.GaussianBlur(small, (0, 0), max(1.0, 0.0025 * w))
     shade = cv2.resize(small, (bw, bh), interpolation=cv2.INTER_LINEAR).astype(np.float32) / 255.0
     a = sub.astype(np.float32) / 255.0
+    layer = layer8.astype(np.float32) * (0.8 + 0.25 * shade)[..., None]
+    if np.hypot(*motion) >= 1.0:
+        kernel = _line_kernel(motion)
+        layer = cv2.filter2D(layer, -1, kernel, borderType=cv2.BORDER_CONSTANT)
+        a = cv2.filter2D(a, -1, kernel, borderType=cv2.BORDER_CONSTANT)
+        sub[:] = np.clip(a * 255.0 + 0.5, 0, 255).astype(np.uint8)
     region = image[y0:y1, x0:x1]
     region *= (1.0 - a)[..., None]
-    region += layer8.astype(np.float32) * (0.8 + 0.25 * shade)[..., None]
+    region += layer
     return mask, _union(boxes)
+
+
+def _motion_px(camera: SimCamera, pose: HandPose, unit_mm: float) -> np.ndarray:
+    """The hand's smear in the image (px) from its motion during the exposure."""
+    bx, by = pose.blur_units
+    if bx == 0 and by == 0:
+        return np.zeros(2)
+    z = -(pose.height_mm + 30.0) / unit_mm  # about the back of the hand
+    a, b = camera.project_clamped(np.array([[pose.x, pose.y, z], [pose.x + bx, pose.y + by, z]]))
+    return b - a
+
+
+def _line_kernel(motion: np.ndarray) -> np.ndarray:
+    """A normalised kernel that averages along the segment `motion` (px), centred."""
+    half = int(np.ceil(np.abs(motion).max() / 2)) + 1
+    n = 2 * half + 1
+    k = np.zeros((n * 4, n * 4), np.uint8)  # drawn 4x finer, then averaged down
+    c = np.array([n * 2 - 0.5, n * 2 - 0.5])
+    p0 = np.round((c - 2 * motion) * 16).astype(int)
+    p1 = np.round((c + 2 * motion) * 16).astype(int)
+    cv2.line(k, (int(p0[0]), int(p0[1])), (int(p1[0]), int(p1[1])), 255, 4, cv2.LINE_AA, 4)
+    small = cv2.resize(k, (n, n), interpolation=cv2.INTER_AREA).astype(np.float32)
+    return small / small.sum()
 
 
 def _union(boxes: list[tuple[int, int, int, int]]) -> tuple[int, int, int, int] | None:

@@ -89,6 +89,4 @@ def cell_centre(cell: str) -> tuple[float, float]:
 
 def playable_cells() -> tuple[str, ...]:
     """The 52 playable Domination cells, rank 8 first, files a..h."""
-    return tuple(
-        f"{f}{r}" for r in range(8, 0, -1) for f in FILES if f"{f}{r}" not in CUT_CELLS
-    )
+    return tuple(f"{f}{r}" for r in range(8, 0, -1) for f in FILES if f"{f}{r}" not in CUT_CELLS)

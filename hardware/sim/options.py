@@ -49,28 +49,41 @@ class RenderOptions:
 
     def __post_init__(self) -> None:
         if not isinstance(self.supersample, int) or not 1 <= self.supersample <= 6:
-            raise ValueError(f"RenderOptions.supersample must be an integer 1..6, got {self.supersample!r}")
+            raise ValueError(
+                f"RenderOptions.supersample must be an integer 1..6, got {self.supersample!r}"
+            )
         if not 0 < self.disc_thickness < 1 or not 0 < self.piece_thickness < 1:
             raise ValueError(
                 f"RenderOptions: thicknesses must be in (0, 1) board units, got "
                 f"disc_thickness={self.disc_thickness}, piece_thickness={self.piece_thickness}"
             )
         if self.jpeg_quality is not None and not 1 <= self.jpeg_quality <= 100:
-            raise ValueError(f"RenderOptions.jpeg_quality must be 1..100 or None, got {self.jpeg_quality}")
+            raise ValueError(
+                f"RenderOptions.jpeg_quality must be 1..100 or None, got {self.jpeg_quality}"
+            )
         if self.noise_sigma < 0 or self.blur_sigma_px < 0:
             raise ValueError("RenderOptions: noise_sigma and blur_sigma_px must be >= 0")
         if not 0 <= self.shadow <= 1:
             raise ValueError(f"RenderOptions.shadow must be in [0, 1], got {self.shadow}")
         if len(self.colour_cast) != 3 or min(self.colour_cast) <= 0:
-            raise ValueError(f"RenderOptions.colour_cast must be 3 positive gains, got {self.colour_cast}")
+            raise ValueError(
+                f"RenderOptions.colour_cast must be 3 positive gains, got {self.colour_cast}"
+            )
 
     @classmethod
     def clean(cls, **changes: Any) -> RenderOptions:
         """Noiseless, evenly lit, uncompressed, unblurred: for exact geometry tests."""
         base: dict[str, Any] = {
-            "gradient": 0.0, "hot_spot_strength": 0.0, "glare": 0.0, "colour_cast": (1.0, 1.0, 1.0),
-            "noise_sigma": 0.0, "blur_sigma_px": 0.0, "jpeg_quality": None, "vignette": 0.0,
-            "shadow": 0.0, "table_texture": False,
+            "gradient": 0.0,
+            "hot_spot_strength": 0.0,
+            "glare": 0.0,
+            "colour_cast": (1.0, 1.0, 1.0),
+            "noise_sigma": 0.0,
+            "blur_sigma_px": 0.0,
+            "jpeg_quality": None,
+            "vignette": 0.0,
+            "shadow": 0.0,
+            "table_texture": False,
         }
         base.update(changes)
         return cls(**base)  # type: ignore[arg-type]

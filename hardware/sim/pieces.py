@@ -98,7 +98,10 @@ def draw_cylinders(
     blocks = []
     for p in pieces:
         z_top = p.z_base - p.thickness
-        blocks += [circle_world(p.x, p.y, p.radius, p.z_base), circle_world(p.x, p.y, p.radius, z_top)]
+        blocks += [
+            circle_world(p.x, p.y, p.radius, p.z_base),
+            circle_world(p.x, p.y, p.radius, z_top),
+        ]
         blocks.append(circle_world(p.x, p.y, max(p.dot_radius, 1e-3), z_top))
         blocks.append(circle_world(p.x, p.y, p.radius, (p.z_base + z_top) / 2))
     px = camera.project(np.concatenate(blocks)).reshape(len(pieces), 4, _N_EDGE, 2)
@@ -111,7 +114,9 @@ def draw_cylinders(
     normals = np.stack([_COS, _SIN], 1)
     step = _N_EDGE // _N_SIDE
     seg = np.arange(0, _N_EDGE, step)
-    seg_normal = np.stack([np.cos(_ANG[seg] + math.pi / _N_SIDE), np.sin(_ANG[seg] + math.pi / _N_SIDE)], 1)
+    seg_normal = np.stack(
+        [np.cos(_ANG[seg] + math.pi / _N_SIDE), np.sin(_ANG[seg] + math.pi / _N_SIDE)], 1
+    )
     lam_all = 0.75 + 0.35 * (seg_normal @ light_xy)
     for p, (bottom, top, dot, mid) in zip(pieces, px):
         # the side's hull uses the top outline pulled 1.5 px inwards: where the top face's rim is
@@ -125,15 +130,18 @@ def draw_cylinders(
         db = bottom - c_top
         dist_b = np.linalg.norm(db, axis=1, keepdims=True)
         hidden = dist_b < dist + 0.5
-        base = np.where(hidden, c_top + db * np.clip(1.0 - 1.5 / np.maximum(dist_b, 1e-9), 0, 1), bottom)
+        base = np.where(
+            hidden, c_top + db * np.clip(1.0 - 1.5 / np.maximum(dist_b, 1e-9), 0, 1), bottom
+        )
         hull = cv2.convexHull(np.concatenate([base, inner]).astype(np.float32))[:, 0, :]
         _fill(canvas, alpha, hull, p.side_upper_bgr)
         # camera-facing strips of the side (upper and lower half), shaded by the light; strips
         # thinner than the anti-aliasing can draw faithfully are left to the hull's colour
         to_cam = cam_c[:2] - np.array([p.x, p.y])
         half_px = np.linalg.norm(top[seg] - mid[seg], axis=1)
-        facing = np.flatnonzero((normals[seg] @ to_cam > -0.2 * np.linalg.norm(to_cam))
-                                & (half_px > 2 * AA_DILATION_PX))
+        facing = np.flatnonzero(
+            (normals[seg] @ to_cam > -0.2 * np.linalg.norm(to_cam)) & (half_px > 2 * AA_DILATION_PX)
+        )
         if facing.size:
             upper_cols = np.clip(np.outer(lam_all, p.side_upper_bgr), 0, 255).astype(int).tolist()
             lower_cols = np.clip(np.outer(lam_all, p.side_lower_bgr), 0, 255).astype(int).tolist()
@@ -157,7 +165,9 @@ def draw_cylinders(
             _fill(canvas, alpha, dot, p.dot_bgr)
 
 
-def shadow_polygons_world(pieces: list[Cylinder], light_dir: tuple[float, float]) -> list[np.ndarray]:
+def shadow_polygons_world(
+    pieces: list[Cylinder], light_dir: tuple[float, float]
+) -> list[np.ndarray]:
     """Footprints (on z = 0) of the pieces' shadows: hull of the base and the displaced top,
     a little wider than the piece (the soft occlusion at its foot under room light)."""
     out = []

@@ -74,7 +74,9 @@ class _Painter:
         self.image = np.empty((h, w, 3), np.float32)
         self.image[:] = bgr
 
-    def alpha_rect(self, x0: float, y0: float, x1: float, y1: float) -> tuple[slice, slice, np.ndarray]:
+    def alpha_rect(
+        self, x0: float, y0: float, x1: float, y1: float
+    ) -> tuple[slice, slice, np.ndarray]:
         h, w = self.image.shape[:2]
         sx, cx = _coverage(w, self.origin[0], self.ppu, x0, x1)
         sy, cy = _coverage(h, self.origin[1], self.ppu, y0, y1)
@@ -110,22 +112,36 @@ class _Painter:
         x0, y0 = cx - half, cy - half
         sx, _ = _coverage(w, self.origin[0], self.ppu, x0, x0 + side)
         sy, _ = _coverage(h, self.origin[1], self.ppu, y0, y0 + side)
-        cols = np.stack([_coverage_dense(w, self.origin[0], self.ppu, x0 + k * mod, x0 + (k + 1) * mod, sx)
-                         for k in range(6)], axis=1)  # (nx, 6)
-        rows = np.stack([_coverage_dense(h, self.origin[1], self.ppu, y0 + k * mod, y0 + (k + 1) * mod, sy)
-                         for k in range(6)], axis=1)  # (ny, 6)
+        cols = np.stack(
+            [
+                _coverage_dense(w, self.origin[0], self.ppu, x0 + k * mod, x0 + (k + 1) * mod, sx)
+                for k in range(6)
+            ],
+            axis=1,
+        )  # (nx, 6)
+        rows = np.stack(
+            [
+                _coverage_dense(h, self.origin[1], self.ppu, y0 + k * mod, y0 + (k + 1) * mod, sy)
+                for k in range(6)
+            ],
+            axis=1,
+        )  # (ny, 6)
         alpha = rows @ black @ cols.T
         region = self.image[sy, sx]
         region += (np.asarray(MARKER_BLACK_BGR, np.float32) - region) * alpha[..., None]
 
 
-def _coverage_dense(n: int, origin: float, ppu: float, a: float, b: float, window: slice) -> np.ndarray:
+def _coverage_dense(
+    n: int, origin: float, ppu: float, a: float, b: float, window: slice
+) -> np.ndarray:
     lo = origin + np.arange(window.start, window.stop) / ppu
     hi = lo + 1.0 / ppu
     return ((np.minimum(hi, b) - np.maximum(lo, a)).clip(0.0, None) * ppu).astype(np.float32)
 
 
-def _mottle(shape: tuple[int, int], rng: np.random.Generator, scale_px: float, amp: float) -> np.ndarray:
+def _mottle(
+    shape: tuple[int, int], rng: np.random.Generator, scale_px: float, amp: float
+) -> np.ndarray:
     """Smooth multiplicative noise around 1 (paper fibres, print unevenness)."""
     h, w = shape
     sh, sw = max(2, int(h / scale_px)), max(2, int(w / scale_px))
@@ -145,8 +161,10 @@ def plate_texture(game: str, ppu: float, markers: bool, textured: bool) -> Textu
         rects = []
         for lo, hi in ((0.0, DITION_SIZE), DITION_INNER):
             rects += [
-                (lo - w, lo - w, hi + w, lo + w), (lo - w, hi - w, hi + w, hi + w),
-                (lo - w, lo - w, lo + w, hi + w), (hi - w, lo - w, hi + w, hi + w),
+                (lo - w, lo - w, hi + w, lo + w),
+                (lo - w, hi - w, hi + w, hi + w),
+                (lo - w, lo - w, lo + w, hi + w),
+                (hi - w, lo - w, hi + w, hi + w),
             ]
         p.ink(p.mask_of_rects(rects), INK_BGR)
     else:
@@ -160,8 +178,12 @@ def plate_texture(game: str, ppu: float, markers: bool, textured: bool) -> Textu
                     continue
                 x, y = f, 8 - r
                 p.fill(x, y, x + 1, y + 1, DOMINATION_CELL_BGR)
-                rects += [(x - w, y - w, x + 1 + w, y + w), (x - w, y + 1 - w, x + 1 + w, y + 1 + w),
-                          (x - w, y - w, x + w, y + 1 + w), (x + 1 - w, y - w, x + 1 + w, y + 1 + w)]
+                rects += [
+                    (x - w, y - w, x + 1 + w, y + w),
+                    (x - w, y + 1 - w, x + 1 + w, y + 1 + w),
+                    (x - w, y - w, x + w, y + 1 + w),
+                    (x + 1 - w, y - w, x + 1 + w, y + 1 + w),
+                ]
         p.ink(p.mask_of_rects(rects), INK_BGR)
     if markers:
         ids, side, centres = MARKERS[game]
@@ -171,7 +193,7 @@ def plate_texture(game: str, ppu: float, markers: bool, textured: bool) -> Textu
     if textured:
         rng = np.random.default_rng(7)  # fixed: the same printed sheet in every frame
         # fibres (fine) and a faint unevenness of the print (coarse)
-        img *= _mottle(img.shape[:2], rng, scale_px=max(2.0, ppu * 0.08), amp=0.012)[..., None]
+        img *= _mottle(img.shape[:2], rng, scale_px=max(2.0, ppu * 0.08), amp=0.01)[..., None]
         img *= _mottle(img.shape[:2], rng, scale_px=ppu * 5.0, amp=0.01)[..., None]
     return Texture(np.clip(img + 0.5, 0, 255).astype(np.uint8), p.origin, ppu)
 
@@ -209,12 +231,19 @@ def table_texture(game: str, textured: bool) -> Texture:
         n_planks = int(plank.max()) + 1
         tone = rng.normal(0.0, 0.06, n_planks).astype(np.float32)
         phase = rng.uniform(0, 50, n_planks).astype(np.float32)
-        warp = cv2.resize(rng.normal(0, 1, (24, 24)).astype(np.float32), (n, n),
-                          interpolation=cv2.INTER_CUBIC) * 9.0
+        warp = (
+            cv2.resize(
+                rng.normal(0, 1, (24, 24)).astype(np.float32), (n, n), interpolation=cv2.INTER_CUBIC
+            )
+            * 9.0
+        )
         yy = mm[:, None] + warp + phase[plank][:, None]
         grain = 0.5 + 0.5 * np.sin(2 * np.pi * yy / 11.0) ** 3
-        streak = cv2.resize(rng.normal(0, 1, (n, max(2, n // 60))).astype(np.float32), (n, n),
-                            interpolation=cv2.INTER_LINEAR)
+        streak = cv2.resize(
+            rng.normal(0, 1, (n, max(2, n // 60))).astype(np.float32),
+            (n, n),
+            interpolation=cv2.INTER_LINEAR,
+        )
         mix = np.clip(0.45 * grain + 0.12 * streak + tone[plank][:, None] + 0.2, 0, 1)
         dark = np.asarray(TABLE_DARK_BGR, np.float32)
         img = light + (dark - light) * mix[..., None]

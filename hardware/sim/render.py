@@ -10,6 +10,7 @@ The static part (everything before the hand and the effects) is cached per scene
 from __future__ import annotations
 
 import math
+import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -74,13 +75,25 @@ class Rendered:
 def _disc_cylinders(discs: Sequence[SimDisc], thickness: float) -> list[Cylinder]:
     out = []
     for d in discs:
-        face, other = (WHITE_FACE_BGR, BLACK_FACE_BGR) if d.colour == "white" else (BLACK_FACE_BGR, WHITE_FACE_BGR)
-        out.append(Cylinder(
-            d.x, d.y, DITION_DISC_DIAMETER / 2, 0.0, thickness, face,
-            side_upper_bgr=tuple(int(c * 0.72) for c in face),  # type: ignore[arg-type]
-            side_lower_bgr=tuple(int(c * 0.72) for c in other),  # type: ignore[arg-type]
-            dot_radius=DITION_DOT_DIAMETER / 2, dot_bgr=DOT_BGR,
-        ))
+        face, other = (
+            (WHITE_FACE_BGR, BLACK_FACE_BGR)
+            if d.colour == "white"
+            else (BLACK_FACE_BGR, WHITE_FACE_BGR)
+        )
+        out.append(
+            Cylinder(
+                d.x,
+                d.y,
+                DITION_DISC_DIAMETER / 2,
+                0.0,
+                thickness,
+                face,
+                side_upper_bgr=tuple(int(c * 0.72) for c in face),  # type: ignore[arg-type]
+                side_lower_bgr=tuple(int(c * 0.72) for c in other),  # type: ignore[arg-type]
+                dot_radius=DITION_DOT_DIAMETER / 2,
+                dot_bgr=DOT_BGR,
+            )
+        )
     return out
 
 
@@ -89,11 +102,15 @@ def check_stacks(stacks: Mapping[str, str], colours: Mapping[str, tuple[int, int
         if cell not in _PLAYABLE:
             raise ValueError(f"stack on {cell!r}: not one of the 52 playable cells")
         if not isinstance(stack, str) or not 0 <= len(stack) <= MAX_STACK:
-            raise ValueError(f"stack on {cell}: {stack!r} must be a string of 0..{MAX_STACK} colours")
+            raise ValueError(
+                f"stack on {cell}: {stack!r} must be a string of 0..{MAX_STACK} colours"
+            )
         unknown = set(stack) - set(colours)
         if unknown:
-            raise ValueError(f"stack on {cell}: unknown colour letters {sorted(unknown)}; "
-                             f"known: {sorted(colours)}")
+            raise ValueError(
+                f"stack on {cell}: unknown colour letters {sorted(unknown)}; "
+                f"known: {sorted(colours)}"
+            )
 
 
 def _stack_cylinders(
@@ -112,13 +129,19 @@ def _stack_cylinders(
         pieces = []
         for i, letter in enumerate(stack):
             bgr = tuple(int(c) for c in colours[letter])
-            pieces.append(Cylinder(
-                cx + offs[i, 0], cy + offs[i, 1], DOMINATION_PIECE_DIAMETER / 2, -i * thickness,
-                thickness, bgr,  # type: ignore[arg-type]
-                side_upper_bgr=tuple(int(c * 0.82) for c in bgr),  # type: ignore[arg-type]
-                side_lower_bgr=tuple(int(c * 0.82) for c in bgr),  # type: ignore[arg-type]
-                rim_bgr=tuple(int(c * 0.55) for c in bgr),  # type: ignore[arg-type]
-            ))
+            pieces.append(
+                Cylinder(
+                    cx + offs[i, 0],
+                    cy + offs[i, 1],
+                    DOMINATION_PIECE_DIAMETER / 2,
+                    -i * thickness,
+                    thickness,
+                    bgr,  # type: ignore[arg-type]
+                    side_upper_bgr=tuple(int(c * 0.82) for c in bgr),  # type: ignore[arg-type]
+                    side_lower_bgr=tuple(int(c * 0.82) for c in bgr),  # type: ignore[arg-type]
+                    rim_bgr=tuple(int(c * 0.55) for c in bgr),  # type: ignore[arg-type]
+                )
+            )
         groups.append(pieces)
         cells.append(cell)
     return groups, cells
@@ -168,7 +191,9 @@ def _background(game: str, camera: SimCamera, options: RenderOptions) -> np.ndar
     ss = options.supersample
     w, h = camera.image_size
     table = np.empty((h, w, 3), np.uint8)
-    warp_texture(table, camera, table_texture(game, options.table_texture), border_transparent=False)
+    warp_texture(
+        table, camera, table_texture(game, options.table_texture), border_transparent=False
+    )
     if ss == 1:
         canvas = table
     else:
@@ -217,8 +242,16 @@ def _draw_pieces(
     outline_pts = []
     for p in pieces:
         for z in (p.z_base, p.z_base - p.thickness):
-            outline_pts.append(np.array([[p.x - p.radius, p.y - p.radius, z], [p.x + p.radius, p.y - p.radius, z],
-                                         [p.x + p.radius, p.y + p.radius, z], [p.x - p.radius, p.y + p.radius, z]]))
+            outline_pts.append(
+                np.array(
+                    [
+                        [p.x - p.radius, p.y - p.radius, z],
+                        [p.x + p.radius, p.y - p.radius, z],
+                        [p.x + p.radius, p.y + p.radius, z],
+                        [p.x - p.radius, p.y + p.radius, z],
+                    ]
+                )
+            )
     px = camera.project(np.concatenate(outline_pts))
     x0 = int(np.clip(np.floor(px[:, 0].min()) - 2, 0, w))
     x1 = int(np.clip(np.ceil(px[:, 0].max()) + 3, 0, w))
@@ -232,7 +265,10 @@ def _draw_pieces(
     alpha = np.zeros((sub_h, sub_w), np.uint8)
     draw_cylinders(layer, alpha, cam_sub, pieces, options.light_dir)
     small = cv2.resize(layer, (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA).astype(np.float32)
-    a = cv2.resize(alpha, (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
+    a = (
+        cv2.resize(alpha, (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA).astype(np.float32)
+        / 255.0
+    )
     region = image[y0:y1, x0:x1]
     region *= (1.0 - a)[..., None]
     region += small
@@ -242,16 +278,18 @@ def _draw_pieces(
 
 _STATIC_CACHE: OrderedDict[tuple, _Static] = OrderedDict()
 _STATIC_CACHE_SIZE = 12
+_STATIC_LOCK = threading.Lock()  # sources may render from their own threads
 
 
 def _static_render(
     game: str, key: tuple, pieces: list[Cylinder], camera: SimCamera, options: RenderOptions
 ) -> _Static:
     full_key = (game, key, camera, options)
-    hit = _STATIC_CACHE.get(full_key)
-    if hit is not None:
-        _STATIC_CACHE.move_to_end(full_key)
-        return hit
+    with _STATIC_LOCK:
+        hit = _STATIC_CACHE.get(full_key)
+        if hit is not None:
+            _STATIC_CACHE.move_to_end(full_key)
+            return hit
     image = _background(game, camera, options)
     _apply_shadows(image, camera, pieces, options, game)
     gloss = _draw_pieces(image, camera, pieces, options)
@@ -264,27 +302,36 @@ def _static_render(
     image8.setflags(write=False)
     gloss8.setflags(write=False)
     out = _Static(image8, gloss8)
-    _STATIC_CACHE[full_key] = out
-    if len(_STATIC_CACHE) > _STATIC_CACHE_SIZE:
-        _STATIC_CACHE.popitem(last=False)
+    with _STATIC_LOCK:
+        _STATIC_CACHE[full_key] = out
+        while len(_STATIC_CACHE) > _STATIC_CACHE_SIZE:
+            _STATIC_CACHE.popitem(last=False)
     return out
 
 
 def _finish(
-    static: _Static, game: str, camera: SimCamera, rng: np.random.Generator,
-    options: RenderOptions, hand: HandPose | None, gain: float = 1.0,
+    static: _Static,
+    game: str,
+    camera: SimCamera,
+    rng: np.random.Generator,
+    options: RenderOptions,
+    hand: HandPose | None,
+    gain: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     image = static.image.astype(np.float32)  # already blurred by the lens (see _static_render)
     hand_mask = None
     if hand is not None:
-        hand_mask, box = draw_hand(image, camera, hand, unit_mm(game), shadow=options.shadow,
-                                   light_dir=options.light_dir)
+        hand_mask, box = draw_hand(
+            image, camera, hand, unit_mm(game), shadow=options.shadow, light_dir=options.light_dir
+        )
         if box is not None and options.blur_sigma_px > 0:
             pad = int(4 * options.blur_sigma_px) + 2
             h, w = image.shape[:2]
             x0, y0 = max(box[0] - pad, 0), max(box[1] - pad, 0)
             x1, y1 = min(box[2] + pad, w), min(box[3] + pad, h)
-            image[y0:y1, x0:x1] = cv2.GaussianBlur(image[y0:y1, x0:x1], (0, 0), options.blur_sigma_px)
+            image[y0:y1, x0:x1] = cv2.GaussianBlur(
+                image[y0:y1, x0:x1], (0, 0), options.blur_sigma_px
+            )
     gloss = static.gloss.astype(np.float32) * np.float32(1.0 / 255.0)
     if hand_mask is not None:
         gloss *= 1.0 - hand_mask.astype(np.float32) * np.float32(1.0 / 255.0)
@@ -293,7 +340,10 @@ def _finish(
 
 
 def _base_truth(
-    game: str, camera: SimCamera, options: RenderOptions, hand: HandPose | None,
+    game: str,
+    camera: SimCamera,
+    options: RenderOptions,
+    hand: HandPose | None,
     hand_mask: np.ndarray | None,
 ) -> dict[str, Any]:
     corners = np.array([[x, y, 0.0] for x, y in board_corners(game)])
@@ -363,28 +413,40 @@ def render_dition(
     bases = camera.project(np.array([[d.x, d.y, 0.0] for d in discs]).reshape(-1, 3))
     occl = _occluded(tops, hand_mask)
     truth["discs"] = [
-        {"x": float(d.x), "y": float(d.y), "colour": d.colour, "centre_px": tops[i].tolist(),
-         "base_px": bases[i].tolist(), "occluded": occl[i]}
+        {
+            "x": float(d.x),
+            "y": float(d.y),
+            "colour": d.colour,
+            "centre_px": tops[i].tolist(),
+            "base_px": bases[i].tolist(),
+            "occluded": occl[i],
+        }
         for i, d in enumerate(discs)
     ]
     return Rendered(image, truth)
 
 
 def domination_scene(
-    stacks: Mapping[str, str], camera: SimCamera, options: RenderOptions,
+    stacks: Mapping[str, str],
+    camera: SimCamera,
+    options: RenderOptions,
     colours: Mapping[str, tuple[int, int, int]] | None = None,
 ) -> tuple[tuple, list[Cylinder], dict[str, list[Cylinder]]]:
     pal = dict(DOMINATION_COLOURS if colours is None else colours)
     check_stacks(stacks, pal)
     groups, cells = _stack_cylinders(stacks, pal, options.piece_thickness)
     if groups:
-        bases = np.array([[g[0].x, g[0].y, -0.5 * len(g) * options.piece_thickness] for g in groups])
+        bases = np.array(
+            [[g[0].x, g[0].y, -0.5 * len(g) * options.piece_thickness] for g in groups]
+        )
         order = depth_order(camera, bases)
     else:
         order = np.zeros(0, int)
     flat = [p for i in order for p in groups[i]]
-    key = (tuple(sorted((c, s) for c, s in stacks.items() if s)),
-           tuple(sorted((k, tuple(v)) for k, v in pal.items())))
+    key = (
+        tuple(sorted((c, s) for c, s in stacks.items() if s)),
+        tuple(sorted((k, tuple(v)) for k, v in pal.items())),
+    )
     return key, flat, dict(zip(cells, groups))
 
 
@@ -411,7 +473,9 @@ def render_domination(
     truth["tops_px"] = {c: tops[i].tolist() for i, c in enumerate(cells)}
     truth["tops_board"] = {c: [float(by_cell[c][-1].x), float(by_cell[c][-1].y)] for c in cells}
     truth["occluded"] = {c: occl[i] for i, c in enumerate(cells)}
-    truth["colours"] = {k: list(v) for k, v in (DOMINATION_COLOURS if colours is None else colours).items()}
+    truth["colours"] = {
+        k: list(v) for k, v in (DOMINATION_COLOURS if colours is None else colours).items()
+    }
     return Rendered(image, truth)
 
 
@@ -431,20 +495,25 @@ def render_planar_target(
     if tex.ndim == 2:
         tex = cv2.cvtColor(tex, cv2.COLOR_GRAY2BGR)
     if tex.ndim != 3 or tex.shape[2] != 3 or tex.dtype != np.uint8:
-        raise ValueError(f"texture_bgr must be a uint8 BGR or grey image, got {tex.dtype} {tex.shape}")
+        raise ValueError(
+            f"texture_bgr must be a uint8 BGR or grey image, got {tex.dtype} {tex.shape}"
+        )
     tw, th = float(size_units[0]), float(size_units[1])
     if tw <= 0 or th <= 0:
         raise ValueError(f"size_units must be positive, got {size_units}")
     ppu_x, ppu_y = tex.shape[1] / tw, tex.shape[0] / th
     if abs(ppu_x - ppu_y) > 1e-3 * max(ppu_x, ppu_y):
-        tex = cv2.resize(tex, (tex.shape[1], round(float(tex.shape[1] * th / tw))), interpolation=cv2.INTER_AREA)
+        tex = cv2.resize(
+            tex, (tex.shape[1], round(float(tex.shape[1] * th / tw))), interpolation=cv2.INTER_AREA
+        )
     ss = options.supersample
     cam_ss = camera.scaled(ss)
     w, h = cam_ss.image_size
     canvas = np.empty((h, w, 3), np.uint8)
     if table:
-        warp_texture(canvas, cam_ss, table_texture("dition", options.table_texture),
-                     border_transparent=False)
+        warp_texture(
+            canvas, cam_ss, table_texture("dition", options.table_texture), border_transparent=False
+        )
     else:
         canvas[:] = 90
     # an image pyramid level close to the canvas scale keeps the warp alias-free
@@ -454,8 +523,11 @@ def render_planar_target(
     while ppu > 2.0 * need and min(level.shape[:2]) > 32:
         level = cv2.pyrDown(level)
         ppu = level.shape[1] / tw
-    warp_texture(canvas, cam_ss, Texture(np.clip(level + 0.5, 0, 255).astype(np.uint8).astype(np.float32),
-                                         (0.0, 0.0), ppu))
+    warp_texture(
+        canvas,
+        cam_ss,
+        Texture(np.clip(level + 0.5, 0, 255).astype(np.uint8).astype(np.float32), (0.0, 0.0), ppu),
+    )
     image = cv2.resize(canvas, camera.image_size, interpolation=cv2.INTER_AREA).astype(np.float32)
     return apply_effects(image, options, rng)
 

@@ -30,6 +30,8 @@ from hardware.source import Frame, SourceBase
 Pieces = Sequence[SimDisc] | Mapping[str, str]
 #: board (x, y) in board units, or a Domination cell name
 Target = tuple[float, float] | str
+#: share of the frame interval the shutter is open (motion blur of a moving hand)
+EXPOSURE_FRACTION = 0.25
 
 
 @dataclass(frozen=True)
@@ -184,8 +186,10 @@ class ScriptedTable(SourceBase):
         self._game = game or self._guess_game(script)
         # one hand style per side of the table (the two players), fixed for the match
         self._styles = [
-            (SKIN_TONES_BGR[int(rng.integers(len(SKIN_TONES_BGR)))],
-             SLEEVE_BGR[int(rng.integers(len(SLEEVE_BGR)))] if rng.random() < 0.8 else None)
+            (
+                SKIN_TONES_BGR[int(rng.integers(len(SKIN_TONES_BGR)))],
+                SLEEVE_BGR[int(rng.integers(len(SLEEVE_BGR)))] if rng.random() < 0.8 else None,
+            )
             for _ in range(2)
         ]
         self._plan = list(self._expand(script, camera))
@@ -225,8 +229,12 @@ class ScriptedTable(SourceBase):
             raise CorruptFrameError(f"frame {index} (step {planned.step}) dropped by the script")
         gain = 1.0 + self._flicker * float(self._rng.standard_normal())
         rendered = self._render(planned, gain)
-        meta = {"truth": rendered.truth, "step": planned.step, "label": planned.label,
-                "phase": planned.phase}
+        meta = {
+            "truth": rendered.truth,
+            "step": planned.step,
+            "label": planned.label,
+            "phase": planned.phase,
+        }
         return Frame(rendered.image, timestamp, index, meta)
 
     def close(self) -> None:
@@ -242,7 +250,7 @@ class ScriptedTable(SourceBase):
             except EndOfStream:
                 return
 
-    # -- planning -----------------------------------------------------------------------------------
+    # -- planning ------------------------------------------------------------------------------
     @staticmethod
     def _guess_game(script: Sequence[Step]) -> str:
         for step in script:
@@ -255,11 +263,23 @@ class ScriptedTable(SourceBase):
     def _render(self, planned: _Planned, gain: float) -> Rendered:
         assert planned.camera is not None and planned.pieces is not None
         if self._game == "dition":
-            return render_dition(planned.pieces, planned.camera, self._rng,  # type: ignore[arg-type]
-                                 options=self._options, hand=planned.hand, gain=gain)
-        return render_domination(planned.pieces, planned.camera, self._rng,  # type: ignore[arg-type]
-                                 colours=self._colours, options=self._options, hand=planned.hand,
-                                 gain=gain)
+            return render_dition(
+                planned.pieces,
+                planned.camera,
+                self._rng,  # type: ignore[arg-type]
+                options=self._options,
+                hand=planned.hand,
+                gain=gain,
+            )
+        return render_domination(
+            planned.pieces,
+            planned.camera,
+            self._rng,  # type: ignore[arg-type]
+            colours=self._colours,
+            options=self._options,
+            hand=planned.hand,
+            gain=gain,
+        )
 
     def _hand_for(self, targets: list[np.ndarray]) -> tuple[float, int]:
         """Arm direction (degrees) and player side for a reach towards `targets`."""
@@ -269,14 +289,42 @@ class ScriptedTable(SourceBase):
         base = 90.0 if side == 1 else -90.0
         return base + float(self._rng.uniform(-35, 35)), side
 
-    def _pose(self, xy: np.ndarray, angle: float, side: int, height_mm: float) -> HandPose:
+    def _pose(
+        self,
+        xy: np.ndarray,
+        angle: float,
+        side: int,
+        height_mm: float,
+        step: np.ndarray | None = None,
+    ) -> HandPose:
+        """`step`: the hand's displacement since the last frame (board units): a fraction of it
+        happens during the exposure and smears the hand."""
         skin, sleeve = self._styles[side]
-        return HandPose(float(xy[0]), float(xy[1]), angle, height_mm=height_mm, spread=0.35,
-                        skin_bgr=skin, sleeve_bgr=sleeve)
+        blur = (
+            (0.0, 0.0)
+            if step is None
+            else (float(step[0]) * EXPOSURE_FRACTION, float(step[1]) * EXPOSURE_FRACTION)
+        )
+        return HandPose(
+            float(xy[0]),
+            float(xy[1]),
+            angle,
+            height_mm=height_mm,
+            spread=0.35,
+            skin_bgr=skin,
+            sleeve_bgr=sleeve,
+            blur_units=blur,
+        )
 
     def _reach(
-        self, i: int, label: Any, camera: SimCamera, states: list[Pieces], first: Pieces,
-        targets: list[np.ndarray], frames: int,
+        self,
+        i: int,
+        label: Any,
+        camera: SimCamera,
+        states: list[Pieces],
+        first: Pieces,
+        targets: list[np.ndarray],
+        frames: int,
     ) -> Iterator[_Planned]:
         """Enter, visit every target (switching to states[k] while over target k), leave."""
         if frames < 3:
@@ -288,27 +336,59 @@ class ScriptedTable(SourceBase):
         n_enter = max(1, round(float(frames * 0.3)))
         n_leave = max(1, round(float(frames * 0.3)))
         n_over = max(1, frames - n_enter - n_leave)
+        prev = outside
         for k in range(n_enter):
             t = _ease((k + 1) / (n_enter + 1))
             xy = outside + (targets[0] - outside) * t
-            yield _Planned(i, label, "enter", first, self._pose(xy, angle, side, 60 - 35 * t), camera)
+            yield _Planned(
+                i,
+                label,
+                "enter",
+                first,
+                self._pose(xy, angle, side, 60 - 35 * t, xy - prev),
+                camera,
+            )
+            prev = xy
         # over the board: split the frames between the targets, switching pieces mid-visit
-        per = [n_over // len(targets) + (1 if k < n_over % len(targets) else 0) for k in range(len(targets))]
+        per = [
+            n_over // len(targets) + (1 if k < n_over % len(targets) else 0)
+            for k in range(len(targets))
+        ]
         current = first
         for k, (target, n) in enumerate(zip(targets, per)):
             for f in range(n):
                 if f >= n // 2:
                     current = states[k]
                 wobble = self._rng.normal(0, 0.03 * s / 20, 2)
-                yield _Planned(i, label, "over", current,
-                               self._pose(target + wobble, angle, side, 20.0), camera)
+                xy, step = target + wobble, None
+                if f == 0 and k > 0 and n > 1:
+                    # on its way from the previous target, lifted a little and moving
+                    step = target - targets[k - 1]
+                    xy = (targets[k - 1] + target) / 2
+                yield _Planned(
+                    i,
+                    label,
+                    "over",
+                    current,
+                    self._pose(xy, angle, side, 20.0 if step is None else 35.0, step),
+                    camera,
+                )
             current = states[k]
         last = targets[-1]
         back = last + away * 0.8 * s
+        prev = last
         for k in range(n_leave):
             t = _ease((k + 1) / (n_leave + 1))
             xy = last + (back - last) * t
-            yield _Planned(i, label, "leave", current, self._pose(xy, angle, side, 25 + 35 * t), camera)
+            yield _Planned(
+                i,
+                label,
+                "leave",
+                current,
+                self._pose(xy, angle, side, 25 + 35 * t, xy - prev),
+                camera,
+            )
+            prev = xy
 
     def _expand(self, script: Sequence[Step], camera: SimCamera) -> Iterator[_Planned]:
         pieces: Pieces | None = None
@@ -329,7 +409,9 @@ class ScriptedTable(SourceBase):
                     raise ValueError(f"step {i}: {type(step).__name__} needs `before` pieces")
                 after = _norm_pieces(step.after)
                 if _is_dition(before) != _is_dition(after):
-                    raise ValueError(f"step {i}: `before` and `after` are pieces of different games")
+                    raise ValueError(
+                        f"step {i}: `before` and `after` are pieces of different games"
+                    )
                 raw = [step.target] if isinstance(step, HandPlace) else list(step.targets)
                 if not raw:
                     raise ValueError(f"step {i}: HandRemove needs at least one target")
@@ -339,6 +421,11 @@ class ScriptedTable(SourceBase):
                 yield from self._reach(i, label, camera, states, before, targets, step.frames)
                 pieces = after
             elif isinstance(step, Bump):
+                if tuple(step.camera_after.image_size) != tuple(camera.image_size):
+                    raise ValueError(
+                        f"step {i}: a bump cannot change the image size "
+                        f"({camera.image_size} -> {step.camera_after.image_size})"
+                    )
                 camera = step.camera_after
             elif isinstance(step, Drop):
                 for _ in range(step.frames):

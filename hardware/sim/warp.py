@@ -9,6 +9,7 @@ The maps are smooth, so the interpolation error is far below 0.01 px.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 import cv2
@@ -19,6 +20,7 @@ from hardware.sim.plate import Texture
 
 _CACHE: OrderedDict[bytes, tuple[np.ndarray, np.ndarray, int]] = OrderedDict()
 _CACHE_SIZE = 8
+_LOCK = threading.Lock()
 
 
 def undistort_normalised(camera: SimCamera, px: np.ndarray, iterations: int = 12) -> np.ndarray:
@@ -83,10 +85,11 @@ def coarse_plane_grid(camera: SimCamera) -> tuple[np.ndarray, np.ndarray, int]:
         bx, by, bg = coarse_plane_grid(base[0])
         return bx, by, bg * base[1]
     key = camera._key
-    hit = _CACHE.get(key)
-    if hit is not None:
-        _CACHE.move_to_end(key)
-        return hit
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
     w, h = camera.image_size
     g = block_px(camera)
     nx, ny = -(-w // g) + 2, -(-h // g) + 2
@@ -96,9 +99,10 @@ def coarse_plane_grid(camera: SimCamera) -> tuple[np.ndarray, np.ndarray, int]:
     xy = image_to_plane(camera, np.stack([uu.ravel(), vv.ravel()], 1))
     xy[~np.isfinite(xy).all(axis=1)] = 1e6
     out = (xy[:, 0].reshape(ny, nx), xy[:, 1].reshape(ny, nx), g)
-    _CACHE[key] = out
-    if len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    with _LOCK:
+        _CACHE[key] = out
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return out
 
 
@@ -117,7 +121,7 @@ def _expand(coarse: np.ndarray, g: int, x0: int, y0: int, x1: int, y1: int) -> n
     sub = coarse[by0:by1, bx0:bx1].astype(np.float32)
     big = cv2.resize(sub, (sub.shape[1] * g, sub.shape[0] * g), interpolation=cv2.INTER_LINEAR)
     ox, oy = x0 - (bx0 - 1) * g, y0 - (by0 - 1) * g
-    return big[oy:oy + (y1 - y0), ox:ox + (x1 - x0)]
+    return big[oy : oy + (y1 - y0), ox : ox + (x1 - x0)]
 
 
 def warp_texture(
@@ -168,11 +172,13 @@ _U8: dict[int, tuple[Texture, np.ndarray]] = {}
 
 
 def _as_u8(texture: Texture) -> np.ndarray:
-    hit = _U8.get(id(texture))
+    with _LOCK:
+        hit = _U8.get(id(texture))
     if hit is not None and hit[0] is texture:
         return hit[1]
     u8 = np.clip(texture.image + 0.5, 0, 255).astype(np.uint8)
-    if len(_U8) > 8:
-        _U8.clear()
-    _U8[id(texture)] = (texture, u8)
+    with _LOCK:
+        if len(_U8) > 8:
+            _U8.clear()
+        _U8[id(texture)] = (texture, u8)
     return u8

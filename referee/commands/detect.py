@@ -44,18 +44,20 @@ def parse_corners(text: str) -> list[list[float]]:
 
 
 def _load_calibration(path: str) -> tuple[Any, Any]:
-    """(intrinsics or None, board dict or None) from a calibration file; errors are raised."""
+    """(intrinsics or None, stored board corners {game, corners_px} or None); the calibration
+    package's errors (missing, malformed, wrong version) propagate with their message."""
     try:
-        from calibration import load_calibration  # type: ignore[attr-defined]
-    except ImportError:
-        try:
-            from calibration.store import load_calibration  # type: ignore[no-redef]
-        except ImportError:
-            print("referee detect: calibration files are not supported in this version; ignoring "
-                  f"{path}", file=sys.stderr)
-            return None, None
+        from calibration import load_calibration
+    except ImportError:  # pragma: no cover - a build without the calibration package
+        print(f"referee detect: calibration files are not supported here; ignoring {path}",
+              file=sys.stderr)
+        return None, None
     cal = load_calibration(path)
-    return getattr(cal, "intrinsics", None), getattr(cal, "board", None)
+    board = getattr(cal, "board", None)
+    stored = None
+    if board is not None and getattr(board, "corners_px", None) is not None:
+        stored = {"game": getattr(board, "game", None), "corners_px": board.corners_px}
+    return getattr(cal, "intrinsics", None), stored
 
 
 def process_frame(
@@ -65,9 +67,12 @@ def process_frame(
     game: str = "dition",
     corners_px: Any = None,
     intrinsics: Any = None,
+    fallback_corners_px: Any = None,
     debug_dir: str | None = None,
 ) -> dict[str, Any]:
-    """One BGR frame -> the JSON-able result object (or an error object)."""
+    """One BGR frame -> the JSON-able result object (or an error object). Without
+    `corners_px` the board is found automatically, else `fallback_corners_px` (a calibrated
+    board) is used."""
     import numpy as np
 
     from vision.board import find_board
@@ -77,7 +82,14 @@ def process_frame(
         board = find_board(image, game=game, corners_px=None if corners_px is None else np.asarray(corners_px, float),
                            intrinsics=intrinsics)
     except VisionError as exc:
-        return {"image": name, "error": str(exc)}
+        if fallback_corners_px is None:
+            return {"image": name, "error": str(exc)}
+        # the board as calibrated, when it cannot be found in this frame
+        try:
+            board = find_board(image, game=game, corners_px=np.asarray(fallback_corners_px, float),
+                               intrinsics=intrinsics)
+        except VisionError:
+            return {"image": name, "error": str(exc)}
     out: dict[str, Any] = {
         "image": name,
         "board": {"corners_px": [[round(float(x), 2), round(float(y), 2)] for x, y in board.corners_px],
@@ -96,8 +108,10 @@ def process_frame(
             if debug_dir:
                 _write_debug(image, board, discs, intrinsics, debug_dir, name)
         else:
-            from vision.domination import read_tops  # type: ignore[import-not-found]
-
+            try:
+                from vision.domination import read_tops
+            except ImportError:  # pragma: no cover - before the Domination reader exists
+                return {"image": name, "error": "reading Domination boards is not available yet"}
             reading = read_tops(image, board, intrinsics=intrinsics)
             out["tops"] = dict(reading.tops)
             out["heights"] = None if reading.heights is None else dict(reading.heights)
@@ -140,15 +154,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"referee detect: {exc}", file=sys.stderr)
         return 2
     intrinsics = None
+    fallback = None
     if args.calibration:
+        from calibration.errors import CalibrationError
+
         try:
-            intrinsics, cal_board = _load_calibration(args.calibration)
-        except Exception as exc:  # the calibration package's own errors carry a clear message
+            intrinsics, stored = _load_calibration(args.calibration)
+        except CalibrationError as exc:  # its leaves say what is wrong with the file
             print(f"referee detect: {exc}", file=sys.stderr)
             return 2
-        if corners is None and isinstance(cal_board, dict) and cal_board.get("corners_px") is not None \
-                and cal_board.get("game", args.game) == args.game:
-            corners = cal_board["corners_px"]
+        if stored is not None and stored.get("game") in (None, args.game):
+            fallback = stored["corners_px"]
     failed = 0
     for path in args.images:
         image, error = _read_image(path)
@@ -157,7 +173,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             try:
                 result = process_frame(image, path, game=args.game, corners_px=corners,
-                                       intrinsics=intrinsics, debug_dir=args.debug_dir)
+                                       intrinsics=intrinsics, fallback_corners_px=fallback,
+                                       debug_dir=args.debug_dir)
             except ValueError as exc:  # e.g. corners that do not form a quadrilateral
                 result = {"image": path, "error": str(exc)}
         failed += "error" in result

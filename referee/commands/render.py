@@ -33,15 +33,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--game", choices=("dition", "domination"), required=True)
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--out", type=Path, required=True, help="output directory (created)")
-    parser.add_argument("--frames", action="store_true",
-                        help="render a short scripted sequence instead of one still frame")
-    parser.add_argument("--discs", type=int, default=None,
-                        help="pieces on the board: Dition discs (default 40) or Domination "
-                             "stacks (default 20)")
-    parser.add_argument("--size", type=_size, default=(1640, 1232), help="image size WxH "
-                        "(default 1640x1232, the Pi camera v2 binned mode)")
-    parser.add_argument("--clean", action="store_true",
-                        help="no noise, blur, glare or JPEG artefacts (geometry checks)")
+    parser.add_argument(
+        "--frames",
+        action="store_true",
+        help="render a short scripted sequence instead of one still frame",
+    )
+    parser.add_argument(
+        "--discs",
+        type=int,
+        default=None,
+        help="pieces on the board: Dition discs (default 40) or Domination stacks (default 20)",
+    )
+    parser.add_argument(
+        "--size",
+        type=_size,
+        default=(1640, 1232),
+        help="image size WxH (default 1640x1232, the Pi camera v2 binned mode)",
+    )
+    parser.add_argument(
+        "--clean",
+        action="store_true",
+        help="no noise, blur, glare or JPEG artefacts (geometry checks)",
+    )
     parser.add_argument("--quality", type=int, default=95, help="JPEG quality of the files")
 
 
@@ -79,7 +92,9 @@ def _script(game: str, rng: Any, n: int, camera: Any) -> list:
         final = {c: s for c, s in after.items() if c not in gone_cells}
         place_target = new_cell
         remove_targets = list(gone_cells)
-    bumped = camera.with_pose(camera.rvec + rng.normal(0, 0.004, 3), camera.tvec + rng.normal(0, 0.08, 3))
+    bumped = camera.with_pose(
+        camera.rvec + rng.normal(0, 0.004, 3), camera.tvec + rng.normal(0, 0.08, 3)
+    )
     return [
         Still(before, 4, label="start"),
         HandPlace(None, after, place_target, 12, label="place"),
@@ -118,8 +133,9 @@ def run(args: argparse.Namespace) -> int:
                 r = render_domination(random_stacks(rng, n, "GRBY"), camera, rng, options=options)
             written.append(_write(out, 0, r.image, r.truth, args.quality))
         else:
-            table = ScriptedTable(_script(args.game, rng, n, camera), camera, rng, game=args.game,
-                                  options=options)
+            table = ScriptedTable(
+                _script(args.game, rng, n, camera), camera, rng, game=args.game, options=options
+            )
             for index in range(len(table)):
                 try:
                     frame = table.read()
@@ -127,9 +143,13 @@ def run(args: argparse.Namespace) -> int:
                     written.append({"index": index, "dropped": True})
                     continue
                 truth = dict(frame.meta["truth"])
-                truth["frame"] = {"index": frame.index, "timestamp_s": frame.timestamp_s,
-                                  "step": frame.meta["step"], "label": frame.meta["label"],
-                                  "phase": frame.meta["phase"]}
+                truth["frame"] = {
+                    "index": frame.index,
+                    "timestamp_s": frame.timestamp_s,
+                    "step": frame.meta["step"],
+                    "label": frame.meta["label"],
+                    "phase": frame.meta["phase"],
+                }
                 written.append(_write(out, frame.index, frame.image, truth, args.quality))
     except ValueError as exc:
         print(f"referee render: {exc}", file=sys.stderr)

@@ -36,7 +36,8 @@ def state() -> Response:
 def events() -> Response:
     config = current_app.config
     stream = state_stream(get_service(), keepalive_s=float(config["SSE_KEEPALIVE_S"]),
-                          max_duration_s=float(config["SSE_MAX_S"]))
+                          max_duration_s=float(config["SSE_MAX_S"]),
+                          min_interval_s=float(config["SSE_MIN_INTERVAL_S"]))
     return Response(stream, mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 

@@ -55,14 +55,17 @@ async function freeze() {
   }
 }
 
-function showCheck(calibration) {
+function showCheck(state) {
   const dl = $("cal-check");
   dl.innerHTML = "";
-  if (!calibration) {
-    dl.innerHTML = "<dt>status</dt><dd>not calibrated in this session</dd>";
-    return;
-  }
-  for (const [key, value] of Object.entries(calibration)) {
+  const board = state.board && state.board.corners_px;
+  const rows = {
+    board: board ? "found in the current frame" : "not found yet",
+    ...(board ? { "corners px": board } : {}),
+    camera: state.camera ? `${state.camera.state}, ${state.camera.fps} fps, ${state.camera.dropped} dropped` : "?",
+    ...(state.calibration || { calibration: "none loaded: corners and colours from this page or the markers" }),
+  };
+  for (const [key, value] of Object.entries(rows)) {
     const dt = document.createElement("dt");
     dt.textContent = key.replace(/_/g, " ");
     const dd = document.createElement("dd");
@@ -75,7 +78,7 @@ function showCheck(calibration) {
 async function refreshCheck() {
   const state = await getJSON("/api/state");
   if (state.game) $("cal-game").value = state.game;
-  showCheck(state.calibration || null);
+  showCheck(state);
   currentCorners = state.board && state.board.corners_px ? state.board.corners_px : null;
   drawMarks();
 }

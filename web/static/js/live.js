@@ -62,7 +62,7 @@ function render(state) {
   $("pause-btn").textContent = state.status === "paused" ? "Resume" : "Pause";
   $("pause-btn").dataset.command = state.status === "paused" ? "resume" : "pause";
 
-  renderQuestion(state.question);
+  renderQuestion(state.question, ins.text);
   drawBoard();
   renderPlayers($("players"), state);
   renderEvents(state.events || []);
@@ -101,13 +101,14 @@ function drawBoard() {
   }
 }
 
-function renderQuestion(question) {
+function renderQuestion(question, verdictText) {
   const box = $("question");
   if (!question) { box.hidden = true; box.dataset.id = ""; return; }
   box.hidden = false;
   if (box.dataset.id === question.id) return;
   box.dataset.id = question.id;
   $("question-text").textContent = question.text || "Which is it?";
+  $("question-text").hidden = question.text === verdictText;  // already in large type above
   const choices = $("question-choices");
   choices.innerHTML = "";
   for (const choice of question.choices || []) {
@@ -139,9 +140,10 @@ function renderEvents(events) {
   for (const event of [...events].reverse().slice(0, 8)) {
     const li = document.createElement("li");
     li.value = event.seq;
-    li.innerHTML = `<span class="ev-type"></span><span class="ev-text"></span>`;
-    li.firstChild.textContent = event.type.replace(/_/g, " ");
-    li.lastChild.textContent = describe(event);
+    li.innerHTML = `<span class="ev-seq"></span><span class="ev-type"></span><span class="ev-text"></span>`;
+    li.children[0].textContent = String(event.seq);
+    li.children[1].textContent = event.type.replace(/_/g, " ");
+    li.children[2].textContent = describe(event);
     li.title = describe(event);
     list.appendChild(li);
   }
@@ -346,6 +348,7 @@ function connect() {
   source.addEventListener("error", () => { link.textContent = "reconnecting"; link.className = "pill off"; });
 }
 
+window.refereeRender = render;  // for debugging from the console: render(stateObject)
 initControls();
 initDiagram();
 initCamera();

@@ -1,0 +1,114 @@
+"""`referee detect`: the command-line contract, on image files rendered by the simulated table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from scipy.spatial import cKDTree
+
+from hardware.sim import RenderOptions, SimDisc, look_at_board, render_dition
+from referee.cli import main
+
+DISCS = [SimDisc(2.0, 3.0, "black"), SimDisc(3.0, 3.0, "white"), SimDisc(10.5, 9.5, "white"),
+         SimDisc(17.2, 16.0, "black"), SimDisc(0.6, 19.4, "white"), SimDisc(12.0, 17.0, "black")]
+
+
+@pytest.fixture(scope="module")
+def frame_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[list[float]]]:
+    rng = np.random.default_rng(5)
+    cam = look_at_board("dition", tilt_deg=6, rotation_deg=3)  # no lens distortion
+    r = render_dition(DISCS, cam, rng, options=RenderOptions.random(rng))
+    path = tmp_path_factory.mktemp("detect") / "frame.png"
+    cv2.imwrite(str(path), r.image)
+    return path, r.truth["corners_px"]
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[dict]]:
+    code = main(["detect", *argv])
+    out = capsys.readouterr().out
+    return code, [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def _check_discs(result: dict) -> None:
+    found = result["discs"]
+    assert len(found) == len(DISCS)
+    truth = np.array([[d.x, d.y] for d in DISCS])
+    dist, idx = cKDTree(truth).query([[d["x"], d["y"]] for d in found])
+    assert dist.max() < 0.05
+    assert sorted(idx) == list(range(len(DISCS)))
+    assert [found[i]["colour"] for i in np.argsort(idx)] == [d.colour for d in DISCS]
+    assert all(0 <= d["confidence"] <= 1 for d in found)
+
+
+def test_detect_with_corners(capsys: pytest.CaptureFixture[str], frame_file) -> None:
+    path, corners = frame_file
+    spec = ",".join(f"{v:.3f}" for xy in corners for v in xy)
+    code, results = _run(capsys, "--corners", spec, str(path))
+    assert code == 0 and len(results) == 1
+    res = results[0]
+    assert res["image"] == str(path)
+    assert np.allclose(res["board"]["corners_px"], corners, atol=0.01)
+    _check_discs(res)
+
+
+def test_detect_finds_the_board_itself(capsys: pytest.CaptureFixture[str], frame_file) -> None:
+    path, corners = frame_file
+    code, results = _run(capsys, "--game", "dition", str(path))
+    assert code == 0
+    # the markers are in the picture, so corner 0 is board corner 0
+    assert np.allclose(results[0]["board"]["corners_px"], corners, atol=1.0)
+    _check_discs(results[0])
+
+
+def test_unreadable_and_boardless_images_give_errors_and_the_rest_is_processed(
+    capsys: pytest.CaptureFixture[str], frame_file, tmp_path: Path
+) -> None:
+    path, _ = frame_file
+    junk = tmp_path / "junk.png"
+    junk.write_bytes(b"not an image at all")
+    blank = tmp_path / "blank.png"
+    cv2.imwrite(str(blank), np.full((300, 400, 3), 90, np.uint8))
+    missing = tmp_path / "missing.jpg"
+    code, results = _run(capsys, str(junk), str(path), str(missing), str(blank))
+    assert code == 1
+    assert [r["image"] for r in results] == [str(junk), str(path), str(missing), str(blank)]
+    assert "not a readable image" in results[0]["error"]
+    assert "discs" in results[1]
+    assert "no such file" in results[2]["error"]
+    assert "board" in results[3]["error"]
+
+
+def test_bad_corners_option_is_a_usage_error(capsys: pytest.CaptureFixture[str], frame_file) -> None:
+    path, _ = frame_file
+    assert main(["detect", "--corners", "1,2,3", str(path)]) == 2
+    assert "8 numbers" in capsys.readouterr().err
+    # four points in the wrong order (a bow tie) are an error for that image
+    code, results = _run(capsys, "--corners", "0,0,100,100,100,0,0,100", str(path))
+    assert code == 1 and "convex quadrilateral" in results[0]["error"]
+
+
+def test_missing_calibration_file_is_a_clear_error(capsys: pytest.CaptureFixture[str], frame_file, tmp_path: Path) -> None:
+    path, _ = frame_file
+    assert main(["detect", "--calibration", str(tmp_path / "nope.json"), str(path)]) == 2
+    assert "nope.json" in capsys.readouterr().err
+
+
+def test_detect_domination_prints_all_52_cells(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from hardware.sim import render_domination
+
+    rng = np.random.default_rng(9)
+    cam = look_at_board("domination", tilt_deg=5)
+    stacks = {"d4": "GR", "e5": "B", "c3": "YYG"}
+    r = render_domination(stacks, cam, rng, options=RenderOptions.random(rng))
+    path = tmp_path / "dom.png"
+    cv2.imwrite(str(path), r.image)
+    code, results = _run(capsys, "--game", "domination", str(path))
+    assert code == 0, results
+    res = results[0]
+    assert len(res["tops"]) == 52
+    assert res["tops"]["d4"] == "R" and res["tops"]["e5"] == "B" and res["tops"]["c3"] == "G"
+    assert res["tops"]["a3"] == "."
