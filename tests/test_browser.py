@@ -388,52 +388,67 @@ def test_controls_ask_spectators_for_the_pin(browser: Any, tmp_path: Path,
 def test_answers_and_corrections_send_what_was_tapped(browser: Any, target: Target,
                                                      page_errors: list[str]) -> None:
     """The question's buttons and the tap-to-correct popover send the chosen payloads; what
-    the referee refuses is shown to the players, not swallowed."""
-    target.control("pause")  # a still table: nothing replaces the state shown below
-    try:
-        page = open_page(browser, target, "/", PHONE, page_errors)
-        wait_live(page)
-        page.wait_for_function("() => window.refereeState.status === 'paused'")
-        state = {**DITION_STATE, "status": "question", "match_id": 99, "move_number": 4,
-                 "camera": {"state": "ok", "fps": 5.0, "dropped": 0}, "events": [],
-                 "instruction": {"kind": "question", "text": "Is the white disc in range?",
-                                 "highlight": []},
-                 "question": {"id": "q7", "kind": "borderline", "text": "In range?",
-                              "choices": [{"id": "in", "label": "in range"},
-                                          {"id": "out", "label": "out of range"}]}}
-        page.evaluate("s => window.refereeRender(s)", state)
-        with page.expect_request("**/api/control/answer") as request:
-            page.click("#question-choices button[data-choice='out']")
-        assert request.value.post_data_json == {"question_id": "q7", "choice": "out"}
-        page.wait_for_selector("#toast.error")  # the real referee has no question q7 open
-        assert page.locator("#toast").inner_text().strip() != ""
+    the referee refuses is shown to the players, not swallowed. (The page is shown fixed states
+    here: its event stream is cut so that the running demo does not replace them.)"""
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True,
+                                  has_touch=True)
+    context.route("**/api/events", lambda route: route.abort())
+    page = context.new_page()
+    page.set_default_timeout(30000)
+    page.on("pageerror", lambda e: page_errors.append(str(e)))
+    page.goto(target.base_url + "/")
+    page.wait_for_function("() => window.refereeState")
+    state = {**DITION_STATE, "status": "question", "match_id": 99, "move_number": 4,
+             "camera": {"state": "ok", "fps": 5.0, "dropped": 0}, "events": [],
+             "instruction": {"kind": "question", "text": "Is the white disc in range?",
+                             "highlight": []},
+             "question": {"id": "q7", "kind": "borderline", "text": "In range?",
+                          "choices": [{"id": "in", "label": "in range"},
+                                      {"id": "out", "label": "out of range"}]}}
+    page.evaluate("s => window.refereeRender(s)", state)
+    with page.expect_request("**/api/control/answer") as request:
+        page.click("#question-choices button[data-choice='out']")
+    assert request.value.post_data_json == {"question_id": "q7", "choice": "out"}
+    page.wait_for_selector("#toast.error")  # the real referee has no question q7 open
+    assert page.locator("#toast").inner_text().strip() != ""
 
-        page.check("#opt-correct")
-        disc = DITION_STATE["position"]["discs"][1]
-        x, y = page.evaluate(
-            """([x, y]) => { const svg = document.getElementById('diagram');
-                 const p = svg.createSVGPoint(); p.x = x; p.y = y;
-                 const q = p.matrixTransform(svg.getScreenCTM()); return [q.x, q.y]; }""",
-            [disc["x"], disc["y"]])
-        page.mouse.click(x, y)
-        page.wait_for_selector("#correct-popover:not([hidden])")
-        with page.expect_request("**/api/control/correct") as request:
-            page.click("#correct-popover button:has-text('Not there')")
-        assert request.value.post_data_json == {"remove": 1}
-        page.mouse.click(*page.evaluate(
-            """([x, y]) => { const svg = document.getElementById('diagram');
-                 const p = svg.createSVGPoint(); p.x = x; p.y = y;
-                 const q = p.matrixTransform(svg.getScreenCTM()); return [q.x, q.y]; }""",
-            [15.0, 15.0]))
-        with page.expect_request("**/api/control/correct") as request:
-            page.click("#correct-popover button:has-text('White here')")
-        body = request.value.post_data_json
-        assert body["add"]["colour"] == "white"
-        assert abs(body["add"]["x"] - 15.0) < 0.1 and abs(body["add"]["y"] - 15.0) < 0.1
-        assert not page_errors
-        page.context.close()
-    finally:
-        target.control("resume")
+    page.check("#opt-correct")
+    disc = DITION_STATE["position"]["discs"][1]
+    x, y = page.evaluate(
+        """([x, y]) => { const svg = document.getElementById('diagram');
+             const p = svg.createSVGPoint(); p.x = x; p.y = y;
+             const q = p.matrixTransform(svg.getScreenCTM()); return [q.x, q.y]; }""",
+        [disc["x"], disc["y"]])
+    page.mouse.click(x, y)
+    page.wait_for_selector("#correct-popover:not([hidden])")
+    with page.expect_request("**/api/control/correct") as request:
+        page.click("#correct-popover button:has-text('Not there')")
+    assert request.value.post_data_json == {"remove": 1}
+    page.mouse.click(*page.evaluate(
+        """([x, y]) => { const svg = document.getElementById('diagram');
+             const p = svg.createSVGPoint(); p.x = x; p.y = y;
+             const q = p.matrixTransform(svg.getScreenCTM()); return [q.x, q.y]; }""",
+        [15.0, 15.0]))
+    with page.expect_request("**/api/control/correct") as request:
+        page.click("#correct-popover button:has-text('White here')")
+    body = request.value.post_data_json
+    assert body["add"]["colour"] == "white"
+    assert abs(body["add"]["x"] - 15.0) < 0.1 and abs(body["add"]["y"] - 15.0) < 0.1
+
+    # Domination: tap a cell, type the stack as it really is (bottom to top)
+    page.evaluate("s => window.refereeRender(s)",
+                  {**DOMINATION_STATE, "status": "paused", "match_id": 99, "events": [],
+                   "camera": {"state": "paused", "fps": 0, "dropped": 0}})
+    box = page.locator("#diagram .cell[data-cell='d4']").bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_selector("#correct-popover:not([hidden]) .stack-form input")
+    assert page.input_value("#correct-popover input") == "GRG"  # what the record says
+    page.fill("#correct-popover input", "gr")
+    with page.expect_request("**/api/control/correct") as request:
+        page.click("#correct-popover .stack-form button")
+    assert request.value.post_data_json == {"cell": "d4", "stack": "GR"}
+    assert not page_errors
+    context.close()
 
 
 def test_calibration_wizard_sends_the_clicked_corners(browser: Any, target: Target,

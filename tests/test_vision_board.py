@@ -234,3 +234,17 @@ def test_domination_board_from_markers_and_from_its_cells(rng: np.random.Generat
     fit = find_board(plain.image, game="domination", intrinsics=_intrinsics(cam))
     assert fit.method != "aruco" and fit.game == "domination"
     assert _cyclic_corner_error(fit.corners_px, np.array(plain.truth["corners_px"])) < 3.0
+
+
+def test_lookup_table_mapping_matches_the_exact_one(rng: np.random.Generator) -> None:
+    from vision.board import board_to_image_lookup
+
+    cam = random_camera(rng, "dition")
+    k = _intrinsics(cam)
+    r = render_dition([], cam, rng, options=RenderOptions.clean())
+    fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k)
+    pts = rng.uniform(-1.2, 21.2, size=(5000, 2))
+    exact = board_to_image(pts, fit, k)
+    assert np.max(np.abs(board_to_image_lookup(pts, fit, k) - exact)) < 0.005
+    # and the exact mapping is the camera's own projection of the board plane
+    assert np.max(np.abs(exact - cam.project(np.c_[pts, np.zeros(len(pts))]))) < 0.01

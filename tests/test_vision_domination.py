@@ -21,7 +21,13 @@ from vision.domination import (
     cell_centre_board,
     read_tops,
 )
-from vision.errors import BoardPoseError, ColourModelError, InvalidImageError, VisionError
+from vision.errors import (
+    BoardPoseError,
+    ColourModelError,
+    InvalidImageError,
+    InvalidIntrinsicsError,
+    VisionError,
+)
 
 
 def _stacks(rng: np.random.Generator, letters: str, fill: float) -> dict[str, str]:
@@ -168,6 +174,8 @@ def test_bad_inputs_give_clear_errors(scenes: list[Scene]) -> None:
         TopsParams.from_dict({"colour_radius": 0.5})
     with pytest.raises(ValueError, match="disc_thickness"):
         TopsParams(disc_thickness=0.0)
+    with pytest.raises(InvalidIntrinsicsError, match="1640x1232"):
+        read_tops(scene.image[:600, :800].copy(), board, intrinsics=scene.intrinsics)
     mirrored = fit_from_corners(scene.corners_px[::-1].copy(), "domination")
     with pytest.raises(BoardPoseError, match="mirrored"):
         read_tops(scene.image, mirrored)
@@ -178,3 +186,22 @@ def test_default_colours_match_the_kit() -> None:
     from hardware.sim.layout import DOMINATION_COLOURS
 
     assert dict(DEFAULT_COLOURS) == DOMINATION_COLOURS
+
+
+def test_chromaticity_ignores_brightness() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from vision.domination import _chroma
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        st.tuples(*(st.floats(5.0, 250.0),) * 3),
+        st.floats(0.3, 1.0),
+    )
+    def check(bgr: tuple[float, float, float], gain: float) -> None:
+        a = _chroma(np.asarray(bgr, dtype=np.float64))
+        b = _chroma(np.asarray(bgr, dtype=np.float64) * gain)
+        np.testing.assert_allclose(a, b, atol=1e-3)
+
+    check()

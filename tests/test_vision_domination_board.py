@@ -10,7 +10,7 @@ from hardware.sim.layout import playable_cells
 from vision.board import BoardFit, apply_homography, find_board, fit_from_corners
 from vision.camera import Intrinsics
 from vision.domination import CELLS, cell_centre_board, read_tops
-from vision.domination_board import PLAYABLE_GRID, find_domination_board
+from vision.domination_board import PLAYABLE_GRID, find_domination_board, track_domination_board
 from vision.errors import BoardNotFoundError, InvalidImageError
 
 
@@ -87,3 +87,28 @@ def test_given_corners_win() -> None:
 def test_playable_grid_is_the_52_cells() -> None:
     assert len(PLAYABLE_GRID) == 52
     assert {(int(x), int(y)) for x, y in map(cell_centre_board, CELLS)} == set(PLAYABLE_GRID)
+
+
+def test_tracking_tells_a_still_board_from_a_bumped_one() -> None:
+    rng = np.random.default_rng(21)
+    cam = random_camera(rng, "domination")
+    stacks = {c: "GR" for c in playable_cells()[::3]}
+    opts = RenderOptions.random(rng, markers=False)
+    first = render_domination(stacks, cam, rng, options=opts)
+    intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
+    fit = find_domination_board(first.image, intrinsics=intr)
+    # the same scene again (new sensor noise): the board has not moved
+    again = render_domination(stacks, cam, rng, options=opts)
+    still = track_domination_board(again.image, fit, intrinsics=intr)
+    assert np.linalg.norm(still.corners_px - fit.corners_px, axis=1).max() < 0.5
+    # a bump: the camera turns by a fraction of a degree, the board moves by a few pixels
+    bumped_cam = cam.with_pose(np.asarray(cam.rvec) + np.array([0.0, 0.0, 0.004]), cam.tvec)
+    bumped = render_domination(stacks, bumped_cam, rng, options=opts)
+    truth = np.asarray(bumped.truth["corners_px"])
+    try:
+        moved = track_domination_board(bumped.image, fit, intrinsics=intr)
+    except BoardNotFoundError:
+        return  # lost: also tells the caller that the board moved
+    shift = np.linalg.norm(moved.corners_px - fit.corners_px, axis=1).max()
+    assert shift > 2.0
+    assert _corner_error_px(moved.corners_px, truth)[0] < 1.0

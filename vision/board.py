@@ -298,7 +298,7 @@ def _coord_maps_cached(
     H_bytes: bytes, size_board: float, scale: float, margin: float, intrinsics: Intrinsics | None
 ) -> tuple[np.ndarray, np.ndarray]:
     H_b2i = np.frombuffer(H_bytes, dtype=np.float64).reshape(3, 3)
-    n = int(round((size_board + 2 * margin) * scale)) + 1
+    n = round((size_board + 2 * margin) * scale) + 1
     u, v = np.meshgrid(np.arange(n, dtype=np.float64), np.arange(n, dtype=np.float64))
     pts = np.stack([u.ravel() / scale - margin, v.ravel() / scale - margin], axis=1)
     px = apply_homography(H_b2i, pts)
@@ -445,7 +445,7 @@ def find_dition_lines(
     """The Dition board from its drawn outer and inner squares (no markers, no corners)."""
     gray = as_gray(frame)
     H0 = _coarse_dition(gray, params, intrinsics)
-    fit = _refine_dition(gray, H0, params, intrinsics, passes=2)
+    fit = _refine_dition(gray, H0, params, intrinsics, passes=3)
     if fit.support < params.min_support:
         raise BoardNotFoundError(
             f"dition board: the drawn squares were not confirmed (only {fit.support:.0%} of the "
@@ -461,6 +461,10 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
     h, w = gray.shape
     f = min(1.0, params.search_width_px / w)
     small = cv2.resize(gray, (round(w * f), round(h * f)), interpolation=cv2.INTER_AREA) if f < 1 else gray
+    if intrinsics is not None and intrinsics.has_distortion:
+        # straighten the lines first: Hough wants straight lines (same camera matrix, scaled)
+        k_small = intrinsics.scaled_to((small.shape[1], small.shape[0]))
+        small = cv2.undistort(small, k_small.camera_matrix, k_small.dist_coeffs)
     k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
     closed = cv2.morphologyEx(small, cv2.MORPH_CLOSE, k)
     bh = cv2.subtract(closed, small)  # black-hat: thin dark structures
@@ -494,10 +498,9 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
             f"(best agreement {max(float(scores[k_best]), 0):.0%})"
         )
     best = (float(scores[k_best]), quads[k_best])
-    quad_px = best[1] / f
+    # back to full-size (undistorted) pixels; pixel centres scale about -0.5
+    quad_px = (best[1] + 0.5) / f - 0.5
     quad_px = _canonical_corner_order(quad_px)
-    if intrinsics is not None:
-        quad_px = intrinsics.undistort_points(quad_px)
     return homography_4pt(quad_px, board_corners_board("dition"))
 
 
@@ -534,7 +537,15 @@ def _all_quads(fam_a: np.ndarray, fam_b: np.ndarray, min_area: float) -> np.ndar
     quads = np.take_along_axis(quads, idx[..., None], axis=1)
     x, y = quads[..., 0], quads[..., 1]
     area = 0.5 * np.abs(np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1))
-    return quads[area >= min_area]
+    # a square seen within ~30 degrees of straight on: convex, sides of similar length,
+    # no corner sharper than 45 degrees
+    e = np.roll(quads, -1, axis=1) - quads  # edges
+    side = np.linalg.norm(e, axis=2)
+    turn = e[..., 0] * np.roll(e, -1, axis=1)[..., 1] - e[..., 1] * np.roll(e, -1, axis=1)[..., 0]
+    convex = np.all(turn > 0, axis=1) | np.all(turn < 0, axis=1)
+    cos = -np.sum(e * np.roll(e, -1, axis=1), axis=2) / np.maximum(side * np.roll(side, -1, axis=1), 1e-9)
+    shape_ok = convex & (side.min(axis=1) > 0.5 * side.max(axis=1)) & np.all(np.abs(cos) < 0.7, axis=1)
+    return quads[(area >= min_area) & shape_ok]
 
 
 def _score_quads(quads: np.ndarray, score_img: np.ndarray, samples_board: np.ndarray) -> np.ndarray:
@@ -661,7 +672,9 @@ def _refine_dition(
     support = 0.0
     residual = float("inf")
     for p in range(passes):
-        halfwidth = params.profile_halfwidth_board * (1.0 if p == 0 else 0.6)
+        # the first pass searches wide (the coarse fit may be off by ~1 line spacing of the
+        # profile), the later ones narrow
+        halfwidth = params.profile_halfwidth_board * (2.0 if p == 0 and passes > 1 else 0.6 if p else 1.0)
         H, support, residual = _refine_pass(gray, H, params, intrinsics, halfwidth)
     return fit_from_homography(
         H, "dition", "lines", intrinsics=intrinsics, residual_px=residual, support=support

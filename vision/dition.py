@@ -65,15 +65,19 @@ class DiscParams:
     #: weight of (B - R) added to grey in the candidate channel (the plate is warm paper)
     chroma_weight: float = 1.0
     #: a dot-only candidate: determinant-of-Hessian blob response at the dot's scale
-    min_dot_response: float = 15.0
+    min_dot_response: float = 10.0
     #: dot-only candidates: share of the rays that must cross the dot's rim
     min_dot_cover: float = 0.75
+    #: dot-only candidates this close to a drawn line are ink or noise on it, not dots
+    line_exclusion_board: float = 0.12
     #: dot-only candidates this close to a corner of the drawn squares are ink, not dots
     corner_exclusion_board: float = 0.25
     #: a candidate needs this share of a full circle's votes
     min_vote_fraction: float = 0.30
     #: face brightness / local plate brightness: black below, white above (with the dot's help)
     black_ratio: float = 0.8
+    #: minimum grey step per profile sample for a rim point
+    min_rim_step: float = 3.0
     #: outline rays are used where the disc's visible side is thinner than this
     max_band_board: float = 0.012
     #: radial rays for the sub-pixel fits
@@ -83,7 +87,7 @@ class DiscParams:
     default_hfov_deg: float = 62.2
     #: keep discs whose centre lies within this distance outside the playing area
     outside_tolerance_board: float = 0.45
-    min_confidence: float = 0.35
+    min_confidence: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -269,6 +273,9 @@ def detect_discs(
         corners = np.array([(a, b) for lo, hi in DITION_SQUARES for a in (lo, hi) for b in (lo, hi)])
         d_corner = np.min(np.linalg.norm(centres0[:, None, :] - corners[None], axis=2), axis=1)
         uniform &= (d_corner > params.corner_exclusion_board) & (dot_cover >= params.min_dot_cover)
+        # ... and so does noise on a drawn line; a hemmed-in disc centred exactly on a line is
+        # rare enough to leave to the players
+        uniform &= _distance_to_lines(centres0) > params.line_exclusion_board
     conf = np.where(from_dot, np.where(dot_ok & uniform, 0.4 + 0.3 * contrast + 0.3 * outline_ok, 0.0), conf)
     # every disc shows its dot or its rim to the sub-pixel fits; a vote peak that shows
     # neither is a coincidence of edges between discs
@@ -375,6 +382,19 @@ def _candidates(
     # back to rectified pixels (pixel centres scale about -0.5)
     sub = (sub + 0.5) / f - 0.5
     return sub.astype(np.float64), val / full * (2 * math.pi * r)
+
+
+def _distance_to_lines(points_board: np.ndarray) -> np.ndarray:
+    """Distance of each point to the nearest drawn line of the Dition board."""
+    best = np.full(len(points_board), np.inf)
+    for lo, hi in DITION_SQUARES:
+        for axis in (0, 1):
+            along = points_board[:, 1 - axis]
+            on_span = (along >= lo) & (along <= hi)
+            for c in (lo, hi):
+                d = np.where(on_span, np.abs(points_board[:, axis] - c), np.inf)
+                best = np.minimum(best, d)
+    return best
 
 
 def _dot_candidates(rect: np.ndarray, params: DiscParams) -> np.ndarray:
@@ -578,7 +598,7 @@ def _refine_outline(
     polarity = np.where(is_black, 1.0, -1.0)
     r_edge, strength = _edge_positions(vals, radii, polarity)
     band = -np.einsum("rk,nk->nr", u, delta)  # width of the visible side outside the rim
-    ok = (band < params.max_band_board) & (strength > 5.0) & (np.abs(r_edge - r_top) < 0.08)
+    ok = (band < params.max_band_board) & (strength > params.min_rim_step) & (np.abs(r_edge - r_top) < 0.08)
     c, sig, good, _, _ = _fit_circles(origins, u, r_edge, ok, r_top, fixed_radius=True)
     return c, sig, good
 

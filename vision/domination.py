@@ -2,14 +2,17 @@
 
 Stage function: `read_tops(frame, board, params=TopsParams(), *, colours=None, intrinsics=None)`.
 
-How it works. A stack of k discs has its top face at height `k * thickness` above the board, so in
-a perspective view the top appears displaced away from the camera's nadir and slightly enlarged.
+How it works. A stack of k discs has its top face `k * thickness` above the board, so in a
+perspective view the top appears displaced away from the camera's nadir and slightly enlarged.
 For every cell the module projects, through a camera model, the top-face circle a stack of height
-1..5 would show, and scores each hypothesis by how strongly the image has a colour edge exactly on
-that predicted circle (sampled along its normals). The best hypothesis is refined to a continuous
-height by fitting the sub-pixel edge positions (displacement and apparent size together), which
-gives the height and its uncertainty. The top colour is read inside the chosen top face, after
-white-balancing the frame on the board's light squares, as the nearest colour in chromaticity.
+1..5 would show and samples the frame along normals of those circles. Each hypothesis (height, and
+a small image shift because real pieces never sit exactly centred) is scored by how strongly a
+colour edge lies on its circle while none lies inside it. The best one is refined by robust least
+squares on the sub-pixel edge positions of the circle's far side, where the top face is the stack's
+outline (unknowns: height and shift, the shift held by the prior of how far pieces sit off-centre),
+which gives the height and its uncertainty. The top colour is read inside the chosen top face,
+after white-balancing the frame on the board's light squares, as the nearest hue angle; a cell is
+empty when the patch at its floor is as grey as the board.
 
 Camera model: with `intrinsics` the board pose comes from `cv2.solvePnP` on the four board corners
 (heights are then reported). Without, a nominal pinhole camera (principal point at the image centre,
@@ -30,7 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vision.errors import BoardPoseError, ColourModelError, InvalidImageError
+from vision.errors import (
+    BoardPoseError,
+    ColourModelError,
+    InvalidImageError,
+    InvalidIntrinsicsError,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from vision.board import BoardFit
@@ -432,12 +440,7 @@ def _refine_fit(
     sigma_h = np.sqrt(cov[:, 0, 0] * var_r) / t
     sigma_h = np.maximum(sigma_h, params.min_height_sigma)
     h_est = k0 + u[:, 0] / t
-    if _DEBUG is not None:
-        _DEBUG.update(pos=pos, s0=s0, ds=ds, w_fit=w, u=u)
     return h_est, sigma_h
-
-
-_DEBUG: dict[str, Any] | None = None  # set to a dict to collect the internals (debugging)
 
 
 # --- the stage --------------------------------------------------------------------------------
@@ -463,6 +466,11 @@ def read_tops(
     letters, ref_chroma = _colour_model(colours)
     calibrated = colours is not None
     h_img, w_img = frame.shape[:2]
+    if intrinsics is not None and tuple(intrinsics.image_size) != (w_img, h_img):
+        raise InvalidIntrinsicsError(
+            f"intrinsics are for {intrinsics.image_size[0]}x{intrinsics.image_size[1]} px frames, "
+            f"this frame is {w_img}x{h_img} (use Intrinsics.scaled_to)"
+        )
     cam = camera_from_board(board, (w_img, h_img), params, intrinsics)
 
     n_cells = len(CELLS)
@@ -543,8 +551,10 @@ def read_tops(
 
     # 4. empty or occupied, from the floor patch
     board_chroma = _chroma((board_ref * wb)[None])[0]
-    floor_chroma = _chroma(np.median(floor_s, axis=1) * wb)  # (C, 2)
-    floor_sat = np.linalg.norm(floor_chroma - board_chroma, axis=1)
+    # per sample, then the median: the side band of a stack can mix complementary colours
+    # (blue over yellow), whose mean or median colour would look grey
+    floor_chroma = _chroma(floor_s * wb)  # (C, M, 2)
+    floor_sat = np.median(np.linalg.norm(floor_chroma - board_chroma, axis=2), axis=1)
     empty_thresh = params.empty_saturation
     occupied = floor_sat > empty_thresh
 
@@ -580,8 +590,6 @@ def read_tops(
     d1 = d[rows, best]
     d2 = d[rows, order[:, 1]] if len(letters) > 1 else np.full(n_cells, np.pi)
 
-    if _DEBUG is not None:
-        _DEBUG.update(locals())
     tops: dict[str, str] = {}
     conf: dict[str, float] = {}
     heights: dict[str, int] = {}

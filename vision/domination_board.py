@@ -11,9 +11,10 @@ four-sided region:
 1. light, low-saturation pixels relative to their neighbourhood (adaptive threshold on the grey
    image, saturated piece colours removed) -> connected regions;
 2. regions whose hull is a convex quadrilateral of plausible size -> cell candidates;
-3. starting from the most central candidate, a region-growing grid assignment: its corners give
-   a local homography to a unit cell, neighbours are assigned integer grid positions, and the
-   homography is refitted on all assigned corners as the grid grows;
+3. starting from the most central empty-looking candidate (a region around a piece can form a
+   quad that is not its cell), a region-growing grid assignment: its corners give a local
+   homography to a unit cell, neighbours whose centre and corners land on a grid cell get its
+   integer position, and the homography is refitted on all assigned corners as the grid grows;
 4. the grid homography is sharpened on the dark lines around the cells found: short profiles
    across each line give its centre (parabola through the darkest sample), and a robust
    point-on-line DLT refits the homography (pieces covering a line only remove samples);
@@ -24,8 +25,12 @@ four-sided region:
 
 Orientation: the cell pattern is symmetric under quarter turns, so without markers corner 0
 (next to a8) is the board corner on the image's top-left side: the board's x axis is taken along
-the side of the central cell that runs rightwards from its top-left-most corner. Lens distortion: with `intrinsics` the corners are
-undistorted before fitting (the homography acts on undistorted pixels, as in vision.board).
+the side of the seed cell that runs rightwards from its top-left-most corner. Lens distortion:
+with `intrinsics` all points are undistorted before fitting (the homography acts on undistorted
+pixels, as in vision.board); without, the extrapolated corners can be several pixels off.
+
+`track_domination_board(frame, previous, ...)` re-measures a known board on its lines only.
+Run as `python -m vision.domination_board IMAGE` to print the fit.
 """
 
 from __future__ import annotations
@@ -129,6 +134,39 @@ def find_domination_board(
         support=float(len(assigned)) / len(PLAYABLE_GRID),
         extra={"cells_found": len(assigned), "orientation": "ambiguous (quarter turns)",
                "line_points": n_line},
+    )
+
+
+def track_domination_board(
+    frame: np.ndarray,
+    previous: BoardFit,
+    params: Any = None,
+    *,
+    intrinsics: Intrinsics | None = None,
+) -> BoardFit:
+    """Re-measure a known Domination board in a new frame (cheap: line refinement only, from the
+    previous homography). Raises BoardNotFoundError when its lines are no longer where `previous`
+    says (a bump larger than a few pixels, or the board gone): compare the corners of the
+    result with `previous.corners_px` to tell a small shift."""
+    import cv2
+
+    from vision.board import fit_from_homography
+
+    p = params if isinstance(params, DominationBoardParams) else DominationBoardParams()
+    _check_frame(frame)
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    H = np.asarray(previous.H_image_to_board, dtype=np.float64)
+    residual, n_line = float("nan"), 0
+    for _ in range(p.line_passes):
+        H, residual, n_line = _refine_on_lines(gray, H, intrinsics, p)
+    if n_line < p.min_line_points:
+        raise BoardNotFoundError(
+            f"domination board: its grid lines are no longer where they were ({n_line} line "
+            f"points seen, need {p.min_line_points})"
+        )
+    return fit_from_homography(
+        H / H[2, 2], "domination", previous.method, intrinsics=intrinsics, residual_px=residual,
+        support=previous.support, extra={**previous.extra, "line_points": n_line},
     )
 
 
@@ -465,3 +503,23 @@ def _dlt_lines(img: np.ndarray, axis: np.ndarray, c: np.ndarray) -> np.ndarray:
     Hn = vt[-1].reshape(3, 3)
     H = Hn @ T
     return H / H[2, 2]
+
+
+def _main(argv: list[str] | None = None) -> int:  # pragma: no cover - manual debugging
+    import argparse
+    import json
+
+    import cv2
+
+    parser = argparse.ArgumentParser(description="find a Domination board from its cells")
+    parser.add_argument("image")
+    args = parser.parse_args(argv)
+    frame = cv2.imread(args.image, cv2.IMREAD_COLOR)
+    if frame is None:
+        raise SystemExit(f"cannot read image {args.image}")
+    print(json.dumps({"image": args.image, **find_domination_board(frame).to_dict()}))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(_main())

@@ -306,15 +306,25 @@ function openCorrection(event, x, y) {
     if (!cell) return;
     const stack = ((current.position || {}).stacks || {})[cell] || "";
     popover(event, `${cell}: ${stack || "empty"} (bottom → top)`, [
-      ["Edit stack", () => {
-        const value = window.prompt(`Stack on ${cell}, bottom to top (letters G R B Y, empty for none)`, stack);
-        if (value === null) return;
-        const clean = value.toUpperCase().replace(/[^GRBY]/g, "");
-        send("correct", { cell, stack: clean });
-      }],
       ["Empty", () => send("correct", { cell, stack: "" })],
       ["Cancel", () => {}],
     ]);
+    // the stack as it really is, bottom to top: letters of the players' colours
+    const form = document.createElement("form");
+    form.className = "stack-form";
+    form.innerHTML = `<input type="text" name="stack" autocomplete="off" autocapitalize="characters"
+      spellcheck="false" maxlength="20" pattern="[GRBYgrby]*" aria-label="Stack on ${cell}, bottom to top">
+      <button class="btn small primary" type="submit">Set</button>`;
+    const input = form.querySelector("input");
+    input.value = stack;
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      hidePopover();
+      send("correct", { cell, stack: input.value.toUpperCase().replace(/[^GRBY]/g, "") });
+    });
+    const pop = $("correct-popover");
+    pop.insertBefore(form, pop.children[1]);
+    input.focus();
   }
 }
 
