@@ -408,9 +408,20 @@ class DominationMatch:
             raise CommandError("bad_correction", f"a correction needs 'cell' and 'stack': {exc}")
         if cell not in rdom.CELLS:
             raise CommandError("bad_correction", f"{cell!r} is not a playable cell")
-        text_state = self.state.with_stack(cell, stack) if hasattr(self.state, "with_stack") else None
-        if text_state is None:
-            raise CommandError("not_supported", "this rules engine cannot correct stacks")
+        state = self.state
+        if len(stack) > rdom.MAX_HEIGHT or set(stack) - set(state.players):
+            raise CommandError("bad_correction", f"{stack!r} is not a stack of at most "
+                               f"{rdom.MAX_HEIGHT} pieces of {', '.join(state.players)}")
+        stacks = dict(state.stacks)
+        stacks[cell] = stack
+        try:
+            text_state = rdom.State.from_setup(
+                {c: s for c, s in stacks.items() if s}, state.players,
+                reserves=state.reserves, captured=state.captured, to_move=state.to_move,
+                variant=state.variant, move_number=state.move_number,
+            )
+        except ValueError as exc:
+            raise CommandError("bad_correction", f"cannot set {cell} to {stack!r}: {exc}")
         self.hypotheses = [_Hypothesis(text_state, (), ())]
         return [{"type": "correction", "text": f"{cell} corrected to {stack or 'empty'}",
                  "request": dict(payload)}]

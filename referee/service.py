@@ -145,6 +145,8 @@ class RefereeService:
     def _resume(self, record: Any) -> None:
         events = self.log.events(record.id)
         snapshot: Mapping[str, Any] | None = record.start_position
+        if snapshot is None and record.game == "dition":
+            snapshot = {"discs": [], "to_move": "black", "move_number": 1}
         history: list[Any] = []
         for e in events:
             if e.type == "move" and snapshot is not None and record.game == "dition":
@@ -434,4 +436,25 @@ class RefereeService:
                  "corners_px": arr.tolist()}]
 
     def _cmd_sample_colours(self, p: dict[str, Any]) -> list[dict[str, Any]]:
-        raise CommandError("not_supported", "colour sampling: use `referee calibrate colours`")
+        """Sample the piece colours from the standard start now on the board (Domination)."""
+        ref = self.referee
+        if ref.game != "domination":
+            raise CommandError("not_supported",
+                               "Dition reads black and white discs without a colour model")
+        if ref.last_frame is None or ref.board is None:
+            raise CommandError("no_frame", "no frame with a board yet: wait for the camera")
+        players = ref.match.players
+        if len(players) != 2:
+            raise CommandError("not_supported", "colours are sampled from the 2-player start; "
+                               "use `referee calibrate colours --cell` for 3-4 players")
+        from calibration import colours_from_start
+        from calibration.errors import CalibrationError
+
+        try:
+            model = colours_from_start(ref.last_frame, ref.board, players=players,
+                                       intrinsics=ref.intrinsics)
+        except CalibrationError as exc:
+            raise CommandError("bad_colours", f"cannot sample the colours: {exc}") from exc
+        ref.colours = dict(model)
+        return [{"type": "calibration", "text": "Colours sampled from the start position: "
+                 + ", ".join(f"{k} {tuple(int(c) for c in v)}" for k, v in ref.colours.items())}]

@@ -154,3 +154,13 @@ def test_three_players_start_is_read_and_confirmed() -> None:
     ev = m.answer(ev[0]["id"], "yes")
     assert "start" in types(ev) and m.state.to_move == "G"
     assert sum(len(s) for s in m.state.stacks.values()) == 36
+
+
+def test_correct_a_stack() -> None:
+    m = started()
+    ev = m.correct({"cell": "d4", "stack": "RG"})
+    assert ev[0]["type"] == "correction" and m.state.stack("d4") == "RG"
+    with pytest.raises(CommandError):
+        m.correct({"cell": "a1", "stack": "G"})  # a cut corner
+    with pytest.raises(CommandError):
+        m.correct({"cell": "d4", "stack": "GGGGGG"})  # too tall

@@ -4,16 +4,22 @@ Stage: `detect_discs(frame, board, params, *, intrinsics) -> list[DiscReading]`.
 
 1. Rectify: warp the frame to a top-down board image at `scale_px_per_unit` (remap through the
    lens model when intrinsics are given).
-2. Candidates: fixed-radius circle voting on the rectified image. Every strong edge pixel votes
-   one disc radius *against* its gradient (dark disc on lighter surroundings) and *along* it
-   (bright disc); votes pile up at disc centres, while straight lines and the centre dots spread
-   theirs. Peaks closer than `min_separation_board` are merged (discs cannot overlap).
+2. Candidates: fixed-radius circle voting (at `vote_scale_px_per_unit`). Every strong edge pixel
+   votes one disc radius *against* its gradient in grey (dark disc on lighter surroundings) and
+   *along* it in grey + (B - R) (bright disc; the warm paper loses against the neutral white
+   face); votes pile up at disc centres, while straight lines and the centre dots spread theirs.
+   Peaks closer than `min_separation_board` are merged (discs cannot overlap). Discs hemmed in by
+   their own colour have little outline to vote with: grey-dot blobs (determinant of Hessian)
+   that no outline candidate explains are added, and must then prove themselves (a round dot
+   all around, a uniform face, not on a drawn line or a corner of the squares).
 3. Colour: the face between the dot and the rim against the local plate brightness (a
-   morphological closing), with the grey dot as evidence (it must differ from the face).
-4. Sub-pixel: radial profiles in the ORIGINAL frame (no resampling loss) across the grey centre
-   dot's rim and across the disc's outline; least-squares circle fits give the top face centre.
-   The outline is the hull of the top face and the base (the disc's side shows on the camera's
-   side): it is fitted as a "stadium" whose displacement comes from the camera model.
+   morphological closing), with the grey dot as second vote (brighter than a black face, darker
+   than a white one), so glare on a black face does not make it white.
+4. Sub-pixel: radial profiles in the ORIGINAL frame (no resampling loss; one `cv2.remap`)
+   across the grey dot's rim and across the disc's rim; robust least-squares circle fits give the
+   top face centre. The disc's side shows outside the rim on the camera's side (half white, half
+   black on a two-faced disc), so the rim fit uses only rays where that band is thinner than
+   `max_band_board`. Both estimates are averaged by their uncertainties.
 5. Thickness: the top face lies `thickness_board` above the board, so its projection is pushed
    away from the camera's foot point by t / (Z_c - t). With intrinsics the camera pose is exact
    (from H); without, the focal length is estimated from the homography (principal point at the
@@ -87,7 +93,7 @@ class DiscParams:
     default_hfov_deg: float = 62.2
     #: keep discs whose centre lies within this distance outside the playing area
     outside_tolerance_board: float = 0.45
-    min_confidence: float = 0.5
+    min_confidence: float = 0.45
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,89 @@
+"""The referee service on the simulated table: state, pushed events, controls, resume."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from referee.errors import CommandError
+from referee.log import MatchLog
+from referee.service import RefereeService
+from referee.simtable import Pace, scripted_table
+
+
+def _service(db: Path, game: str = "domination", **kw) -> RefereeService:
+    return RefereeService(
+        MatchLog(db),
+        lambda restart: scripted_table(game, 4 + restart, pace=Pace(still=2, hand=3, verdict=5),
+                                       size=(960, 720)),
+        game=game, source_spec=f"sim:{game}:4", **kw,
+    )
+
+
+def _wait_for(sub, kind: str, timeout: float = 120.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        event = sub.get(timeout=1.0)
+        if event is not None and event["type"] == kind:
+            return event
+    pytest.fail(f"no {kind!r} event within {timeout} s")
+
+
+@pytest.mark.slow
+def test_service_referees_and_pushes_events(tmp_path: Path) -> None:
+    service = _service(tmp_path / "db.sqlite")
+    sub = service.subscribe()
+    service.start()
+    try:
+        move = _wait_for(sub, "move")
+        assert move["colour"] == "G" and "move" in move and move["seq"] > 0
+        state = service.state()
+        assert state["game"] == "domination" and state["camera"]["state"] == "ok"
+        assert state["last_move"]["move"] == move["move"]
+        assert any(e["type"] == "move" for e in state["events"])
+        jpeg = service.latest_jpeg()
+        assert jpeg is not None and jpeg[:2] == b"\xff\xd8"
+        # controls
+        with pytest.raises(CommandError) as err:
+            service.command("answer", {"question_id": "nope", "choice": "x"})
+        assert err.value.code == "no_question"
+        with pytest.raises(CommandError) as err:
+            service.command("launch_rockets", {})
+        assert err.value.code == "unknown_command"
+        with pytest.raises(CommandError):
+            service.command("set_corners", {"corners_px": [[1, 2], [3]]})
+        out = service.command("pause", {})
+        assert out["events"][0]["type"] == "pause" and service.state()["status"] == "paused"
+        service.command("resume", {})
+        old_id = state["match_id"]
+        service.command("new_match", {"game": "dition"})
+        new = service.state()
+        assert new["match_id"] != old_id and new["game"] == "dition"
+        assert service.log.match(old_id).result["reason"] == "abandoned"
+        with pytest.raises(CommandError):
+            service.command("new_match", {"game": "chess"})
+    finally:
+        sub.close()
+        service.stop()
+
+
+def test_resume_rebuilds_the_open_match(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite"
+    log = MatchLog(db)
+    mid = log.new_match("dition", ["black", "white"])
+    log.append(mid, {"type": "move", "colour": "black", "x": 5.0, "y": 5.0, "outcome": "placed",
+                     "removed": []},
+               position={"discs": [{"x": 5.0, "y": 5.0, "colour": "black"}], "to_move": "white",
+                         "move_number": 2, "phase": "await_move"})
+    log.close()
+    service = _service(db, game="dition")
+    state = service.state()
+    assert state["match_id"] == mid
+    assert state["to_move"] == "white" and state["position"]["discs"] == [
+        {"x": 5.0, "y": 5.0, "colour": "black"}]
+    assert "resumed" in [e["type"] for e in state["events"]]
+    # the undo history came back too
+    service.command("undo", {})
+    assert service.state()["position"]["discs"] == []
