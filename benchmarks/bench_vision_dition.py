@@ -12,6 +12,7 @@ Modes:
   aruco+K     board from the ArUco markers, intrinsics given
   lines+K     board from the drawn squares (no markers rendered), intrinsics given
   lines       board from the drawn squares, no intrinsics, camera without lens distortion
+  --scene N   also: SceneMonitor on N sequences (still, hand, still)
 
 Without markers the square board has a 4-fold symmetry: its corner 0 is taken as the one at the
 image's top-left. Scoring maps the truth through the one of the 4 symmetries closest to the fit.
@@ -170,6 +171,43 @@ def run(frames: int, seed: int, modes: tuple[str, ...], verbose: bool) -> dict[s
     return scores
 
 
+def scene_eval(sequences: int, seed: int) -> None:
+    """SceneMonitor on sequences: 4 still frames, 1 with a hand, 4 still again (new noise and a
+    little light flicker on every frame). Prints how often each frame kind is judged right."""
+    from hardware.sim import HandPose
+    from vision.scene import SceneMonitor
+
+    rng = np.random.default_rng(seed)
+    still_ok = still_n = hand_ok = hand_n = settle_ok = 0
+    for k in range(sequences):
+        cam = random_camera(rng, "dition")
+        opts = RenderOptions.random(rng)
+        discs = random_discs(rng, int(rng.integers(10, 120)))
+        intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
+        x, y = rng.uniform(1, 19, 2)
+        hand = HandPose.random(rng, float(x), float(y), math.degrees(math.atan2(y - 10, x - 10)))
+        monitor = SceneMonitor(intrinsics=intr)
+        board = None
+        states = []
+        for i in range(9):
+            r = render_dition(discs, cam, np.random.default_rng([seed, k, i]), options=opts,
+                              hand=hand if i == 4 else None, gain=float(rng.uniform(0.97, 1.03)))
+            board = board or find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=intr)
+            states.append(monitor.update(r.image, board))
+        for i, st in enumerate(states):
+            if i == 4:
+                hand_n += 1
+                hand_ok += st.hand_present and not st.settled
+            elif i != 5:  # frame 5: the hand has just left (motion)
+                still_n += 1
+                still_ok += not st.hand_present and not st.motion
+        settle_ok += states[3].settled and states[8].settled and not states[6].settled
+    print()
+    print("| scene sequences | hand frames seen | still frames judged still | settled exactly when expected |")
+    print("|---|---|---|---|")
+    print(f"| {sequences} | {hand_ok}/{hand_n} | {still_ok}/{still_n} | {settle_ok}/{sequences} |")
+
+
 def print_table(scores: dict[str, Score]) -> None:
     print()
     print("| mode | frames | perfect frames | board missed | discs | missed | phantoms | colour wrong "
@@ -191,13 +229,18 @@ def main() -> None:
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--quick", action="store_true", help="20 frames")
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--scene", type=int, default=0, metavar="N",
+                    help="also score the SceneMonitor on N hand sequences")
     a = ap.parse_args()
     frames = 20 if a.quick else a.frames
     modes = tuple(m for m in a.modes.split(",") if m)
     bad = set(modes) - set(MODES)
     if bad:
         ap.error(f"unknown modes {sorted(bad)}; choose from {', '.join(MODES)}")
-    print_table(run(frames, a.seed, modes, a.verbose))
+    if modes:
+        print_table(run(frames, a.seed, modes, a.verbose))
+    if a.scene:
+        scene_eval(a.scene, a.seed)
 
 
 if __name__ == "__main__":

@@ -200,6 +200,16 @@ class DominationMatch:
         return [{"type": "start", "position": self.position_json(), "text": text}]
 
     def _observe_move(self, tops, heights, height_sigma) -> list[dict[str, Any]]:
+        strangers = sorted({t for t in tops.values() if t != "."} - set(self._players))
+        if strangers:
+            cells = [c for c, t in tops.items() if t in strangers]
+            return self._warn_once(
+                ("strangers", tuple(cells)),
+                {"type": "warning", "code": "unknown_colour",
+                 "text": f"A piece of a colour not in this match ({', '.join(strangers)}) is on "
+                 f"{', '.join(cells)}: take it away, or check the light",
+                 "highlight": [{"cell": c, "role": "wrong"} for c in cells]},
+            )
         # Keep only the hypotheses that explain the picture (no change, or a move).
         explained: list[tuple[_Hypothesis, list[Any]]] = []
         unchanged = False

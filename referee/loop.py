@@ -145,16 +145,19 @@ class Referee:
         self.last_frame = image
         t0 = time.perf_counter()
         events: list[dict[str, Any]] = []
-        if self.board is None or (
-            self.corners_px is None and self.frames % self.settings.refind_every == 0
-        ):
+        if self.board is None:
             events += self._locate_board(image)
             if self.board is None:
                 return self.emit(events)
+        elif not self.hand and self.frames % self.settings.refind_every == 0:
+            events += self._check_board(image)
         t1 = time.perf_counter()
         state = self.scene.update(image, self.board)
         self.hand = bool(state.hand_present)
         settled = bool(state.settled) if self.settings.use_motion else not state.hand_present
+        if settled and not self.settled and self.frames > 1:
+            # hands just left: make sure nobody bumped the camera or the board meanwhile
+            events += self._check_board(image)
         self.settled = settled
         if not settled:
             self._agree = 0
@@ -188,8 +191,32 @@ class Referee:
             return self.match.observe(reading.discs)
         return self.match.observe(reading.tops, reading.heights, reading.height_sigma)
 
+    def _check_board(self, image: np.ndarray) -> list[dict[str, Any]]:
+        """Has the board moved in the picture? Then find it again (given corners are kept)."""
+        if self.corners_px is not None or self.board is None:
+            return []
+        if self.game == "dition":
+            try:
+                moved = vboard.board_moved(self.board, image, intrinsics=self.intrinsics)
+            except VisionError:
+                moved = True
+            return self._locate_board(image) if moved else []
+        return self._locate_board(image)
+
     def _locate_board(self, image: np.ndarray) -> list[dict[str, Any]]:
         previous = self.board
+        if previous is not None and self.game == "domination":
+            from vision.domination_board import domination_board_moved
+
+            try:
+                moved, tracked = domination_board_moved(image, previous,
+                                                        intrinsics=self.intrinsics)
+            except VisionError:
+                moved, tracked = True, None
+            if not moved:
+                return []
+            if tracked is not None:
+                return self._board_changed(previous, tracked)
         try:
             board = vboard.find_board(
                 image,
@@ -205,10 +232,23 @@ class Referee:
                     return [{"type": "warning", "code": "board_not_found", "text": message}]
             return []
         self.board_error = None
-        self.board = board
         if previous is None:
+            self.board = board
             return [{"type": "board", "code": "found", "text": "Board found",
                      "corners_px": np.round(board.corners_px, 2).tolist()}]
+        return self._board_changed(previous, board)
+
+    def _board_changed(self, previous: Any, board: Any) -> list[dict[str, Any]]:
+        if self.game == "domination" and board.method not in ("aruco", "corners"):
+            # The cell pattern looks the same after a quarter turn: keep the corner order that
+            # is closest to the board we had, so that a8 stays a8 through a bump.
+            corners = np.asarray(board.corners_px, dtype=float)
+            best = min(range(4), key=lambda k: float(np.linalg.norm(
+                np.roll(corners, -k, axis=0) - previous.corners_px)))
+            if best:
+                board = vboard.fit_from_corners(np.roll(corners, -best, axis=0), "domination",
+                                                self.intrinsics)
+        self.board = board
         shift = float(np.max(np.linalg.norm(board.corners_px - previous.corners_px, axis=1)))
         if shift > 3.0:
             self._acted_on = None

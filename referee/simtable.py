@@ -71,7 +71,8 @@ def _bumped(camera: Any, rng: np.random.Generator) -> Any:
     return replace(camera, rvec=rvec, tvec=tvec)
 
 
-def domination_steps(turns: Sequence[scripts.DominationTurn], pace: Pace) -> list[Any]:
+def domination_steps(turns: Sequence[scripts.DominationTurn], pace: Pace,
+                     rng: np.random.Generator | None = None, camera: Any = None) -> list[Any]:
     if not turns:
         return []
     start = dict(turns[0].before.stacks)
@@ -86,6 +87,12 @@ def domination_steps(turns: Sequence[scripts.DominationTurn], pace: Pace) -> lis
         steps.append(sim.HandPlace(before, after, rdom.cell_centre(target_cell), pace.hand,
                                    label=label))
         steps.append(sim.Still(after, pace.verdict, label=label))
+        if pace.bump_every and camera is not None and rng is not None and (
+                n % pace.bump_every == pace.bump_every - 1):
+            steps.append(sim.Bump(_bumped(camera, rng)))
+            steps.append(sim.Still(after, pace.still, label=label))
+        if pace.drop_every and n % pace.drop_every == pace.drop_every // 2:
+            steps.append(sim.Drop(1))
     steps.append(sim.Still(dict(turns[-1].after.stacks), pace.end, label={"turn": len(turns)}))
     return steps
 
@@ -104,7 +111,7 @@ def scripted_match(game: str, seed: int, *, pace: Pace = Pace(), fps: float = 5.
         steps = dition_steps(turns, pace, rng, camera)
     elif game == "domination":
         turns = list(scripts.generate_domination_match(rng, **generate))
-        steps = domination_steps(turns, pace)
+        steps = domination_steps(turns, pace, rng, camera)
     else:
         raise ValueError(f"unknown game {game!r}")
     table = sim.ScriptedTable(steps, camera, rng, game=game, options=options, fps=fps)

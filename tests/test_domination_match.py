@@ -164,3 +164,11 @@ def test_correct_a_stack() -> None:
         m.correct({"cell": "a1", "stack": "G"})  # a cut corner
     with pytest.raises(CommandError):
         m.correct({"cell": "d4", "stack": "GGGGGG"})  # too tall
+
+
+def test_a_colour_not_in_the_match_is_a_warning_not_a_crash() -> None:
+    m = started()
+    tops = tops_of(m.state)
+    tops["b7"] = "Y"
+    ev = m.observe(tops)
+    assert types(ev) == ["warning"] and ev[0]["code"] == "unknown_colour" and "b7" in ev[0]["text"]

@@ -75,7 +75,8 @@ def test_dition_match_refereed_from_frames(tmp_path: Path, seed: int) -> None:
 
 @pytest.mark.slow
 def test_domination_match_refereed_from_frames(tmp_path: Path) -> None:
-    table, turns = scripted_match("domination", 5, pace=FAST, size=(1024, 768), moves=16)
+    pace = Pace(still=2, hand=3, verdict=5, end=3, bump_every=6, drop_every=5)
+    table, turns = scripted_match("domination", 5, pace=pace, size=(1024, 768), moves=16)
     log = MatchLog(tmp_path / "m.sqlite")
     referee, events = run_table(table, DominationMatch(players=("G", "R")), log)
     moves = [e for e in events if e["type"] == "move"]

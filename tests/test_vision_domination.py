@@ -205,3 +205,46 @@ def test_chromaticity_ignores_brightness() -> None:
         np.testing.assert_allclose(a, b, atol=1e-3)
 
     check()
+
+
+@pytest.fixture(scope="module")
+def height_scenes() -> list[Scene]:
+    """Six varied frames (random camera, light, noise, JPEG), about 150 stacks of 1-5."""
+    return [Scene(seed, "GRBY"[: 2 + seed % 3], fill=0.55) for seed in range(201, 207)]
+
+
+def _height_errors(scenes: list[Scene]) -> tuple[np.ndarray, np.ndarray]:
+    """Per stack: read height minus true height, and (estimate - truth) / height_sigma."""
+    errs: list[int] = []
+    z: list[float] = []
+    for scene in scenes:
+        board = fit_from_corners(scene.corners_px, "domination", scene.intrinsics)
+        reading = read_tops(scene.image, board, intrinsics=scene.intrinsics)
+        assert reading.heights is not None and reading.height_sigma is not None
+        assert reading.height_estimate is not None
+        for cell, stack in scene.stacks.items():
+            errs.append(reading.heights[cell] - len(stack))
+            z.append((reading.height_estimate[cell] - len(stack)) / reading.height_sigma[cell])
+    return np.asarray(errs), np.asarray(z)
+
+
+def test_heights_on_varied_frames_and_sigma_calibrated(height_scenes: list[Scene]) -> None:
+    """What the reader achieves today (benchmark: ~82 % exact, ~99 % within one piece), with
+    margin; and height_sigma honest enough for the referee's inference to weigh heights."""
+    errs, z = _height_errors(height_scenes)
+    assert errs.size >= 120
+    assert np.mean(errs == 0) >= 0.72, f"only {np.mean(errs == 0):.1%} of heights exact"
+    assert np.mean(np.abs(errs) <= 1) >= 0.97, f"{np.mean(np.abs(errs) <= 1):.1%} within one"
+    # a Gaussian sigma: median |z| 0.67, 95 % of |z| under 1.96; allow a loose band
+    assert 0.4 <= float(np.median(np.abs(z))) <= 1.0, float(np.median(np.abs(z)))
+    assert np.mean(np.abs(z) <= 3.0) >= 0.9
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 8 target (95 % exact) not reached yet: ~82 %; near the camera's nadir only "
+    "the top's apparent size (~0.5 px of radius per piece) tells the height",
+)
+def test_heights_exact_for_95_percent_of_stacks(height_scenes: list[Scene]) -> None:
+    errs, _ = _height_errors(height_scenes)
+    assert np.mean(errs == 0) >= 0.95, f"only {np.mean(errs == 0):.1%} of heights exact"

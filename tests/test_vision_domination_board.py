@@ -10,7 +10,12 @@ from hardware.sim.layout import playable_cells
 from vision.board import BoardFit, apply_homography, find_board, fit_from_corners
 from vision.camera import Intrinsics
 from vision.domination import CELLS, cell_centre_board, read_tops
-from vision.domination_board import PLAYABLE_GRID, find_domination_board, track_domination_board
+from vision.domination_board import (
+    PLAYABLE_GRID,
+    domination_board_moved,
+    find_domination_board,
+    track_domination_board,
+)
 from vision.errors import BoardNotFoundError, InvalidImageError
 
 
@@ -101,10 +106,21 @@ def test_tracking_tells_a_still_board_from_a_bumped_one() -> None:
     again = render_domination(stacks, cam, rng, options=opts)
     still = track_domination_board(again.image, fit, intrinsics=intr)
     assert np.linalg.norm(still.corners_px - fit.corners_px, axis=1).max() < 0.5
+    moved_flag, refit = domination_board_moved(again.image, fit, intrinsics=intr)
+    assert not moved_flag and refit is not None
     # a bump: the camera turns by a fraction of a degree, the board moves by a few pixels
     bumped_cam = cam.with_pose(np.asarray(cam.rvec) + np.array([0.0, 0.0, 0.004]), cam.tvec)
     bumped = render_domination(stacks, bumped_cam, rng, options=opts)
     truth = np.asarray(bumped.truth["corners_px"])
+    moved_flag, refit = domination_board_moved(bumped.image, fit, intrinsics=intr)
+    assert moved_flag
+    if refit is not None:
+        assert _corner_error_px(refit.corners_px, truth)[0] < 1.0
+    # a frame without the board (covered): its lines are gone
+    blank = np.full_like(first.image, 128)
+    assert domination_board_moved(blank, fit, intrinsics=intr) == (True, None)
+    with pytest.raises(ValueError, match="tolerance_px"):
+        domination_board_moved(again.image, fit, tolerance_px=0.0)
     try:
         moved = track_domination_board(bumped.image, fit, intrinsics=intr)
     except BoardNotFoundError:

@@ -119,6 +119,8 @@ class TopsParams:
     shift_penalty: float = 0.02
     #: refinement: candidate edges are local maxima above this fraction of the strongest
     candidate_fraction: float = 0.12
+    #: refinement: only the innermost candidate edge along each direction (the top's outline)
+    first_edge_only: bool = True
     #: refinement iterations, robust scale shrinking from start to robust_scale_px
     refine_iterations: int = 6
     robust_scale_start_px: float = 3.0
@@ -131,7 +133,7 @@ class TopsParams:
     #: floor-patch chromaticity distance from the board above which a cell is occupied
     empty_saturation: float = 0.15
     #: robust (Tukey) scale of edge residuals, px
-    robust_scale_px: float = 0.4
+    robust_scale_px: float = 1.0
     #: floor-of-sigma for the height estimate, in pieces
     min_height_sigma: float = 0.05
 
@@ -378,10 +380,11 @@ def _refine_fit(
     """Continuous height (pieces) and its sigma per cell.
 
     Robust least squares in the manner of ICP: unknowns (height change, image shift x, y), the
-    shift held near zero by the prior of how far pieces sit off-centre. Every local maximum of
-    the edge strength along a direction is a candidate; each iteration takes, per direction, the
-    candidate nearest to the current model circle (a lower piece sticking out, or the stack's
-    side band, gives further edges that the model does not explain) and Tukey-weights it.
+    shift held near zero by the prior of how far pieces sit off-centre. Local maxima of the edge
+    strength along a direction are the candidates; with `first_edge_only` (shipped) only the
+    innermost one, since the top face is uniform and nothing lies inside it, while a lower piece
+    sticking out or the stack's side band gives further edges outside it. Each iteration takes,
+    per direction, the candidate nearest to the current model circle and Tukey-weights it.
     """
     step = params.profile_step_px
     t = params.disc_thickness
@@ -397,6 +400,12 @@ def _refine_fit(
     e_m, e_0, e_p = edge[:, :, :-2], edge[:, :, 1:-1], edge[:, :, 2:]
     thr = np.maximum(params.candidate_fraction * edge.max(axis=2, keepdims=True), params.edge_floor)
     is_max = (e_0 >= e_m) & (e_0 > e_p) & (e_0 >= thr)
+    if params.first_edge_only:
+        # the top face is uniform: the first edge met going outwards from inside it is its outline
+        first = np.argmax(is_max, axis=2)
+        keep = np.zeros_like(is_max)
+        np.put_along_axis(keep, first[..., None], True, axis=2)
+        is_max &= keep
     den = e_m - 2 * e_0 + e_p
     ok_den = den < -1e-6
     frac = np.clip(np.where(ok_den, 0.5 * (e_m - e_p) / np.where(ok_den, den, -1.0), 0.0), -0.5, 0.5)

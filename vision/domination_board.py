@@ -170,6 +170,37 @@ def track_domination_board(
     )
 
 
+def domination_board_moved(
+    frame: np.ndarray,
+    previous: BoardFit,
+    *,
+    intrinsics: Intrinsics | None = None,
+    tolerance_px: float = 1.5,
+    params: DominationBoardParams | None = None,
+) -> tuple[bool, BoardFit | None]:
+    """Cheap bump check for the referee loop: has the board moved since `previous` was fitted?
+
+    Returns `(moved, board)`: `(False, fit)` when the board's grid lines are where they were
+    (every corner within `tolerance_px`; `fit` is the re-measured board, no better or worse to
+    use than `previous`); `(True, fit)` when it moved by more than that but is still tracked
+    (`fit` is where it is now); `(True, None)` when its lines are gone (a large bump, or the
+    board covered or removed): re-find it with `vision.board.find_board`.
+    """
+    if not tolerance_px > 0:
+        raise ValueError(f"tolerance_px must be > 0, got {tolerance_px}")
+    try:
+        fit = track_domination_board(frame, previous, params, intrinsics=intrinsics)
+    except BoardNotFoundError:
+        return True, None
+    shift_px = float(
+        np.linalg.norm(
+            np.asarray(fit.corners_px, np.float64) - np.asarray(previous.corners_px, np.float64),
+            axis=1,
+        ).max()
+    )
+    return shift_px > tolerance_px, fit
+
+
 # --- steps --------------------------------------------------------------------------------------
 def _check_frame(frame: np.ndarray) -> None:
     if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3:
