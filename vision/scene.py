@@ -41,8 +41,10 @@ class SceneParams:
     #: consecutive quiet frames needed for "settled"
     settle_frames: int = 3
     #: skin chroma relative to the plate: Cr - Cr_plate in [lo, hi], Cb - Cb_plate in [lo, hi]
-    skin_cr_rel: tuple[float, float] = (7.0, 48.0)
+    skin_cr_rel: tuple[float, float] = (11.0, 48.0)
     skin_cb_rel: tuple[float, float] = (-45.0, 4.0)
+    #: window of the local plate chroma, as a fraction of the working image
+    local_window_fraction: float = 0.5
     #: a hand: skin over more than this fraction of the board, with a solid core (palm) of at
     #: least this many working-image pixels
     min_skin_fraction: float = 0.004
@@ -158,7 +160,12 @@ class SceneMonitor:
         sel = inner & (y >= np.percentile(y[inner], 50))
         cr0 = float(np.median(cr[sel]))
         cb0 = float(np.median(cb[sel]))
-        dcr, dcb = cr - cr0, cb - cb0
+        # where the light clips one channel, the paper's chroma drifts across the board: compare
+        # with the local plate too (a wide median, which a hand covering a minority of the
+        # window does not move), whichever is redder
+        k = int(p.local_window_fraction * cr.shape[0]) | 1
+        cr_local = cv2.medianBlur(np.clip(cr, 0, 255).astype(np.uint8), min(k, 255)).astype(np.float32)
+        dcr, dcb = cr - np.maximum(cr0, cr_local), cb - cb0
         skin = (
             (dcr > p.skin_cr_rel[0]) & (dcr < p.skin_cr_rel[1])
             & (dcb > p.skin_cb_rel[0]) & (dcb < p.skin_cb_rel[1])
