@@ -34,7 +34,7 @@ def measure(game: str, seed: int, fps: float, size: tuple[int, int]) -> tuple[li
     match = DitionMatch() if game == "dition" else DominationMatch(players=("G", "R"))
     mid = log.new_match(game, match.players)
     moves: list[dict] = []
-    referee = Referee(match, log, mid, listener=moves.append)
+    referee = Referee(match, log, mid, listener=moves.append, intrinsics=table.intrinsics)
     latencies: list[float] = []
     per_frame_ms: list[float] = []
     hand_left_at: float | None = None

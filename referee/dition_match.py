@@ -518,6 +518,18 @@ class DitionMatch:
             self.instruction = self._to_move_instruction()
             return [{"type": "info", "code": "removed", "text": "Discs removed. "
                      + self.instruction["text"]}] + self._after_move()
+        if not diff.missing and len(diff.extra) == 1:
+            new = seen[diff.extra[0]]
+            gone = list((self.last_move or {}).get("removed", []))
+            if self.last_move and self.last_move.get("placed_removed"):
+                gone.append([self.last_move["x"], self.last_move["y"]])
+            stays = all(math.hypot(new.x - gx, new.y - gy) > self.settings.match_tolerance
+                        for gx, gy in gone)
+            if new.colour == self.position.to_move.value and stays:
+                # The discs went and the next disc came before the board was ever still in
+                # between: take the removal as done and judge the placement.
+                events = self._observe_removal([s for j, s in enumerate(seen) if j != diff.extra[0]])
+                return events + (self._observe_move(seen) if self.phase == "await_move" else [])
         if diff.missing:
             return self._warn_once(("removal", diff.signature()),
                                    self._mismatch_warning(self.target, diff, seen)

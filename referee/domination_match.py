@@ -219,6 +219,9 @@ class DominationMatch:
                 explained.append((h, []))
                 continue
             cands = rdom.infer_moves(h.state, tops, heights, height_sigma)
+            if not cands and heights:
+                # A height misread must not hide a move the tops explain on their own.
+                cands = rdom.infer_moves(h.state, tops)
             if cands:
                 explained.append((h, cands))
         if unchanged and all(not c for _, c in explained):

@@ -272,8 +272,11 @@ class Referee:
         from vision.domination import read_tops
 
         tops = read_tops(image, self.board, colours=self.colours, intrinsics=self.intrinsics)
-        return Reading(
-            tops=dict(tops.tops),
-            heights=dict(tops.heights) if tops.heights else None,
-            height_sigma=dict(tops.height_sigma) if tops.height_sigma else None,
-        )
+        heights = sigma = None
+        if tops.heights:
+            # Height estimates of occupied cells only, never claimed more certain than 0.05 piece.
+            occupied = [c for c, t in tops.tops.items() if t != "." and c in tops.heights]
+            heights = {c: float(tops.heights[c]) for c in occupied}
+            given = tops.height_sigma or {}
+            sigma = {c: max(float(given.get(c, 0.5)), 0.05) for c in occupied}
+        return Reading(tops=dict(tops.tops), heights=heights, height_sigma=sigma)

@@ -215,6 +215,10 @@ class RefereeService:
                 try:
                     self._source = self._open_source(self._restarts)
                     backoff = 0.5
+                    known = getattr(self._source, "intrinsics", None)
+                    if known is not None and getattr(self.calibration, "intrinsics", None) is None:
+                        with self._lock:
+                            self.referee.intrinsics = known  # a source that knows its lens
                 except HardwareError as exc:
                     self._set_camera("lost", f"Camera lost: {exc} — retrying")
                     self._stop.wait(backoff)

@@ -17,15 +17,16 @@ import numpy as np
 from hardware import sim
 from rules import domination as rdom
 from referee import scripts
+from vision.camera import Intrinsics
 
 
 @dataclass(frozen=True)
 class Pace:
     """Frames per phase of a turn (the demo runs at a few frames a second)."""
 
-    still: int = 3
+    still: int = 4
     hand: int = 6
-    verdict: int = 5
+    verdict: int = 6
     end: int = 25
     bump_every: int = 0  # a camera bump every n turns (0: never)
     drop_every: int = 0  # a dropped frame every n turns (0: never)
@@ -115,7 +116,16 @@ def scripted_match(game: str, seed: int, *, pace: Pace = Pace(), fps: float = 5.
     else:
         raise ValueError(f"unknown game {game!r}")
     table = sim.ScriptedTable(steps, camera, rng, game=game, options=options, fps=fps)
+    # The simulated players calibrated their camera (`referee calibrate camera`): the referee
+    # knows its lens, as it would from a calibration file.
+    table.intrinsics = sim_intrinsics(camera)
     return table, turns
+
+
+def sim_intrinsics(camera: Any) -> Intrinsics:
+    """What a camera calibration of the simulated camera gives: its matrix and distortion."""
+    return Intrinsics(np.asarray(camera.camera_matrix, dtype=float),
+                      np.asarray(camera.dist_coeffs, dtype=float), tuple(camera.image_size))
 
 
 def scripted_table(game: str, seed: int, **kw: Any) -> Any:

@@ -178,3 +178,14 @@ def test_resume_in_the_middle_of_a_removal() -> None:
     assert resumed.phase == "await_removal"
     ev = resumed.observe([s for s in board if (s.x, s.y) != (10, 10)])
     assert resumed.phase == "await_move" and "info" in types(ev)
+
+
+def test_removal_and_next_placement_seen_together() -> None:
+    """The board was never still between the removal and the next disc: both are taken."""
+    m = DitionMatch(pos(CAPTURE_SETUP, W))
+    board = seen(m.position.discs, extra=[(10, 11.5, "white")])
+    m.observe(board)
+    after = [s for s in board if (s.x, s.y) != (10, 10)] + [SeenDisc(15, 15, "black")]
+    ev = m.observe(after)
+    assert [e["type"] for e in ev if e["type"] in ("move", "info")] == ["info", "move"]
+    assert ev[-1]["colour"] == "black" and m.to_move == "white"

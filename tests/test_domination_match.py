@@ -172,3 +172,12 @@ def test_a_colour_not_in_the_match_is_a_warning_not_a_crash() -> None:
     tops["b7"] = "Y"
     ev = m.observe(tops)
     assert types(ev) == ["warning"] and ev[0]["code"] == "unknown_colour" and "b7" in ev[0]["text"]
+
+
+def test_a_misread_height_does_not_hide_the_move() -> None:
+    m = started()
+    move = rdom.legal_moves(m.state)[0]
+    after, _ = rdom.apply_move(m.state, move)
+    wrong_heights = {c: 4.0 for c in rdom.CELLS if after.stack(c)}
+    ev = m.observe(tops_of(after), wrong_heights, {c: 0.1 for c in wrong_heights})
+    assert [e["move"] for e in ev if e["type"] == "move"] == [move.to_json()]

@@ -19,13 +19,14 @@ from referee.log import MatchLog
 from referee.loop import LoopSettings, Referee
 from referee.simtable import Pace, scripted_match
 
-FAST = Pace(still=2, hand=3, verdict=5, end=3)
+FAST = Pace(still=4, hand=3, verdict=5, end=3)
 
 
 def run_table(table: Any, match: Any, log: MatchLog, **kw: Any) -> tuple[Referee, list[dict]]:
     mid = log.new_match(match.game, match.players)
     events: list[dict] = []
-    referee = Referee(match, log, mid, listener=events.append, settings=LoopSettings(**kw))
+    referee = Referee(match, log, mid, listener=events.append, settings=LoopSettings(**kw),
+                      intrinsics=table.intrinsics)
     dropped = 0
     with table:
         while True:
@@ -47,7 +48,7 @@ def _close(a: tuple[float, float], b: tuple[float, float], tol: float) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [11])
 def test_dition_match_refereed_from_frames(tmp_path: Path, seed: int) -> None:
-    pace = Pace(still=2, hand=3, verdict=5, end=3, bump_every=9, drop_every=7)
+    pace = Pace(still=4, hand=3, verdict=5, end=3, bump_every=9, drop_every=7)
     table, turns = scripted_match("dition", seed, pace=pace, size=(1024, 768), min_moves=10,
                                   max_moves=30)
     log = MatchLog(tmp_path / "m.sqlite")
@@ -75,7 +76,7 @@ def test_dition_match_refereed_from_frames(tmp_path: Path, seed: int) -> None:
 
 @pytest.mark.slow
 def test_domination_match_refereed_from_frames(tmp_path: Path) -> None:
-    pace = Pace(still=2, hand=3, verdict=5, end=3, bump_every=6, drop_every=5)
+    pace = Pace(still=4, hand=3, verdict=5, end=3, bump_every=6, drop_every=5)
     table, turns = scripted_match("domination", 5, pace=pace, size=(1024, 768), moves=16)
     log = MatchLog(tmp_path / "m.sqlite")
     referee, events = run_table(table, DominationMatch(players=("G", "R")), log)
