@@ -76,6 +76,8 @@ class DiscParams:
     min_dot_cover: float = 0.75
     #: dot-only candidates this close to a drawn line are ink or noise on it, not dots
     line_exclusion_board: float = 0.12
+    #: ... the same without camera intrinsics (lens distortion bends the lines)
+    line_exclusion_uncalibrated_board: float = 0.4
     #: dot-only candidates this close to a corner of the drawn squares are ink, not dots
     corner_exclusion_board: float = 0.25
     #: a candidate needs this share of a full circle's votes
@@ -281,7 +283,11 @@ def detect_discs(
         uniform &= (d_corner > params.corner_exclusion_board) & (dot_cover >= params.min_dot_cover)
         # ... and so does noise on a drawn line; a hemmed-in disc centred exactly on a line is
         # rare enough to leave to the players
-        uniform &= _distance_to_lines(centres0) > params.line_exclusion_board
+        # (without the lens model a distorted line bows away from where the square is drawn
+        # in the rectified image, so the band is wider)
+        band = params.line_exclusion_board if intrinsics is not None else max(
+            params.line_exclusion_board, params.line_exclusion_uncalibrated_board)
+        uniform &= _distance_to_lines(centres0) > band
     conf = np.where(from_dot, np.where(dot_ok & uniform, 0.4 + 0.3 * contrast + 0.3 * outline_ok, 0.0), conf)
     # every disc shows its dot or its rim to the sub-pixel fits; a vote peak that shows
     # neither is a coincidence of edges between discs
