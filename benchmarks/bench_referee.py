@@ -19,12 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hardware.errors import CorruptFrameError, EndOfStream  # noqa: E402
-from referee.dition_match import DitionMatch  # noqa: E402
-from referee.domination_match import DominationMatch  # noqa: E402
-from referee.log import MatchLog  # noqa: E402
-from referee.loop import Referee  # noqa: E402
-from referee.simtable import Pace, scripted_match  # noqa: E402
+from hardware.errors import CorruptFrameError, EndOfStream
+from referee.dition_match import DitionMatch
+from referee.domination_match import DominationMatch
+from referee.log import MatchLog
+from referee.loop import Referee
+from referee.simtable import Pace, scripted_match
 
 
 def measure(game: str, seed: int, fps: float, size: tuple[int, int]) -> tuple[list[float], list[float]]:

@@ -8,6 +8,7 @@ colours the simulated table renders (a test checks the copies agree with `hardwa
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from calibration.drawing import (
@@ -86,11 +87,12 @@ def _markers(layout: MarkerLayout, to_mm: float, origin: tuple[float, float]) ->
     return items
 
 
-def dition_board(disc_mm: float, options: BoardPrint = BoardPrint()) -> Drawing:
-    """The Dition board for discs of `disc_mm` diameter: outer square [0,20]^2 and inner square
-    [3,17]^2 as lines of 0.06 disc centred on the edges, markers 0..3 outside the corners."""
-    u = _check_size("disc_mm", disc_mm, DISC_MM_RANGE)
-    x0, y0, x1, y1 = PLATE_EXTENT["dition"]
+def _plate(game: str, u: float, options: BoardPrint, tint_bgr: tuple[int, int, int]) -> tuple[
+        tuple[float, float], tuple[float, float], Callable[[float, float], tuple[float, float]],
+        list[Item]]:
+    """The plate of a board at `u` mm per board unit: its origin and size in mm, the board-unit
+    to mm mapping, and the plate drawn (tinted, or outlined for ink-only prints)."""
+    x0, y0, x1, y1 = PLATE_EXTENT[game]
     origin = (-x0 * u, -y0 * u)
     size = ((x1 - x0) * u, (y1 - y0) * u)
 
@@ -99,9 +101,17 @@ def dition_board(disc_mm: float, options: BoardPrint = BoardPrint()) -> Drawing:
 
     items: list[Item] = []
     if options.tint:
-        items.append(Rect((0.0, 0.0), size, fill_bgr=DITION_PAPER_BGR, tag="plate"))
+        items.append(Rect((0.0, 0.0), size, fill_bgr=tint_bgr, tag="plate"))
     else:
         items.append(Rect((0.0, 0.0), size, stroke_bgr=GREY, stroke_mm=0.2, tag="plate"))
+    return origin, size, mm, items
+
+
+def dition_board(disc_mm: float, options: BoardPrint = BoardPrint()) -> Drawing:
+    """The Dition board for discs of `disc_mm` diameter: outer square [0,20]^2 and inner square
+    [3,17]^2 as lines of 0.06 disc centred on the edges, markers 0..3 outside the corners."""
+    u = _check_size("disc_mm", disc_mm, DISC_MM_RANGE)
+    origin, size, mm, items = _plate("dition", u, options, DITION_PAPER_BGR)
     for lo, hi in ((0.0, DITION_SIZE), DITION_INNER):
         items.append(Rect(mm(lo, lo), ((hi - lo) * u, (hi - lo) * u), stroke_bgr=INK_BGR,
                           stroke_mm=DITION_LINE_WIDTH * u, tag=f"square:{lo:g}-{hi:g}"))
@@ -149,18 +159,7 @@ def domination_board(cell_mm: float, options: BoardPrint = BoardPrint()) -> Draw
     """The Domination board with cells of `cell_mm`: 52 cells (corners cut), grid lines of 0.04
     cell centred on the borders, markers 4..7 centred in the cut corner cells a8, h8, h1, a1."""
     u = _check_size("cell_mm", cell_mm, CELL_MM_RANGE)
-    x0, y0, x1, y1 = PLATE_EXTENT["domination"]
-    origin = (-x0 * u, -y0 * u)
-    size = ((x1 - x0) * u, (y1 - y0) * u)
-
-    def mm(x: float, y: float) -> tuple[float, float]:
-        return origin[0] + x * u, origin[1] + y * u
-
-    items: list[Item] = []
-    if options.tint:
-        items.append(Rect((0.0, 0.0), size, fill_bgr=DOMINATION_PLATE_BGR, tag="plate"))
-    else:
-        items.append(Rect((0.0, 0.0), size, stroke_bgr=GREY, stroke_mm=0.2, tag="plate"))
+    origin, size, mm, items = _plate("domination", u, options, DOMINATION_PLATE_BGR)
     cells = [(f, r) for r in range(8, 0, -1) for f in range(8) if f"{FILES[f]}{r}" not in CUT_CELLS]
     for f, r in cells:
         items.append(Rect(mm(f, 8 - r), (u, u),
@@ -171,7 +170,7 @@ def domination_board(cell_mm: float, options: BoardPrint = BoardPrint()) -> Draw
                           tag="grid", cap="square"))
     items += _markers(layout_for("domination"), u, origin)
     if options.labels:
-        size_mm = min(0.25 * u, 0.7 * -x0 * u)
+        size_mm = min(0.25 * u, 0.7 * -PLATE_EXTENT["domination"][0] * u)
         for f in range(1, 7):
             items.append(Text(mm(f + 0.5, 8 + 0.33), FILES[f], size_mm, WHITE, anchor="middle",
                               tag="label"))

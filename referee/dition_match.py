@@ -19,12 +19,14 @@ Every change comes out as an event dict (with a "type"); the caller logs it.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from rules import dition as rd
 from referee.errors import CommandError
+from referee.match_base import MatchBase
 from referee.matching import BoardDiff, SeenDisc, diff_discs
+from rules import dition as rd
 
 GAME = "dition"
 PLAYERS = ("black", "white")
@@ -90,7 +92,7 @@ def _triples(position: rd.Position) -> list[tuple[float, float, str]]:
     return [(d.x, d.y, d.colour.value) for d in position.discs]
 
 
-class DitionMatch:
+class DitionMatch(MatchBase):
     """One Dition match. Not thread-safe: the referee loop owns it."""
 
     game = GAME
@@ -144,7 +146,7 @@ class DitionMatch:
     @classmethod
     def resume(
         cls, snapshot: Mapping[str, Any], history: Sequence[rd.Position] = (), **kw: Any
-    ) -> "DitionMatch":
+    ) -> DitionMatch:
         position = position_from_json(snapshot)
         target = None
         if snapshot.get("target") is not None:
@@ -200,17 +202,6 @@ class DitionMatch:
 
     def _diff(self, position: rd.Position, seen: Sequence[SeenDisc]) -> BoardDiff:
         return diff_discs(_triples(position), seen, tolerance=self.settings.match_tolerance)
-
-    def _warn_once(self, signature: object, event: dict[str, Any]) -> list[dict[str, Any]]:
-        if signature == self._last_signature:
-            return []
-        self._last_signature = signature
-        self.instruction = {
-            "kind": "warning",
-            "text": event["text"],
-            "highlight": event.get("highlight", []),
-        }
-        return [event]
 
     def _settle(self) -> list[dict[str, Any]]:
         """The board matches what it should: clear a standing warning."""
@@ -485,8 +476,11 @@ class DitionMatch:
                 self.phase = "await_removal"
                 self.target = after
                 self.instruction = {"kind": outcome, "text": text, "highlight": highlight}
-                events.append({"type": "instruction", "kind": "remove", "text": text,
-                               "highlight": highlight})
+                where = [f"the {d.colour.value} disc at {fmt_xy(d.x, d.y)}" for d in removed]
+                if verdict.placed_removed:
+                    where.insert(0, f"the {colour} disc just placed at {fmt_xy(x, y)}")
+                events.append({"type": "instruction", "kind": "remove",
+                               "text": "Remove " + ", ".join(where), "highlight": highlight})
         self.last_move = move
         return events
 
@@ -556,15 +550,6 @@ class DitionMatch:
             prefix="Last move undone: put the board back as shown. "
         )
         return [{"type": "undo", "text": self.instruction["text"]}]
-
-    def draw(self) -> list[dict[str, Any]]:
-        if self.phase == "over":
-            raise CommandError("match_over", "the match is already over")
-        self.phase = "over"
-        self.winner = None
-        text = "Draw agreed by the players"
-        self.instruction = {"kind": "over", "text": text, "highlight": []}
-        return [{"type": "end", "winner": None, "reason": "agreement", "text": text}]
 
     def correct(self, payload: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Correct the referee's record: `{"remove": i}`, `{"index": i, "colour": c}`,

@@ -10,11 +10,13 @@ players tell it with the `invisible` control.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from rules import domination as rdom
 from referee.errors import CommandError
+from referee.match_base import MatchBase
+from rules import domination as rdom
 
 GAME = "domination"
 
@@ -47,7 +49,7 @@ class _Hypothesis:
     movers: tuple[str, ...] = ()
 
 
-class DominationMatch:
+class DominationMatch(MatchBase):
     game = GAME
 
     def __init__(
@@ -128,15 +130,6 @@ class DominationMatch:
             return {"kind": "over", "text": "The match is over", "highlight": []}
         return {"kind": "info", "text": f"{prefix}{self.to_move} to move", "highlight": []}
 
-    def _warn_once(self, signature: object, event: dict[str, Any]) -> list[dict[str, Any]]:
-        if signature == self._last_signature:
-            return []
-        self._last_signature = signature
-        self.instruction = {"kind": "warning", "text": event["text"],
-                            "highlight": event.get("highlight", [])}
-        return [event]
-
-    # -- readings ----------------------------------------------------------------------------
     def observe(
         self,
         tops: Mapping[str, str],
@@ -401,15 +394,6 @@ class DominationMatch:
 
     def undo(self) -> list[dict[str, Any]]:
         raise CommandError("not_supported", "undo in Domination: correct the position instead")
-
-    def draw(self) -> list[dict[str, Any]]:
-        if self.phase == "over":
-            raise CommandError("match_over", "the match is already over")
-        self.phase = "over"
-        self.winner = None
-        text = "Draw agreed by the players"
-        self.instruction = {"kind": "over", "text": text, "highlight": []}
-        return [{"type": "end", "winner": None, "reason": "agreement", "text": text}]
 
     def correct(self, payload: Mapping[str, Any]) -> list[dict[str, Any]]:
         """`{"cell": "d4", "stack": "GRG"}`: the players say what a stack really holds."""

@@ -15,10 +15,11 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from referee.errors import RefereeError
 
@@ -74,7 +75,7 @@ class ExportFormatError(RefereeError, ValueError):
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def default_db_path() -> Path:

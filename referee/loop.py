@@ -11,8 +11,9 @@ verdicts, a JPEG of the frame with the detections drawn over it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import cv2
 import numpy as np
@@ -45,7 +46,7 @@ class Reading:
     heights: dict[str, float] | None = None
     height_sigma: dict[str, float] | None = None
 
-    def agrees(self, other: "Reading | None", game: str) -> bool:
+    def agrees(self, other: Reading | None, game: str) -> bool:
         if other is None:
             return False
         if game == "domination":

@@ -7,8 +7,8 @@ left over is `missing` (expected, not seen) and `extra` (seen, not expected).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment

@@ -8,10 +8,12 @@ from the page take the same lock, so a verdict and a control never interleave.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import cv2
 import numpy as np
@@ -25,13 +27,14 @@ from referee.loop import LoopSettings, Referee
 
 GAMES = ("dition", "domination")
 DEFAULT_PLAYERS = {"dition": ("black", "white"), "domination": ("G", "R")}
+DEFAULT_SETTINGS = LoopSettings()
 SourceFactory = Callable[[int], Any]  # (restart number) -> FrameSource
 
 
 class Subscription:
     """Iterate to receive event dicts as they happen; `close()` ends the iteration."""
 
-    def __init__(self, hub: "RefereeService") -> None:
+    def __init__(self, hub: RefereeService) -> None:
         self._hub = hub
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue(maxsize=1000)
         self._closed = False
@@ -81,7 +84,7 @@ class RefereeService:
         source_spec: str = "",
         corners_px: Sequence[Sequence[float]] | None = None,
         calibration: Any = None,
-        settings: LoopSettings = LoopSettings(),
+        settings: LoopSettings = DEFAULT_SETTINGS,
         realtime: bool = True,
         max_fps: float | None = None,
         resume: bool = True,
@@ -170,7 +173,7 @@ class RefereeService:
         self.referee.emit([{"type": "resumed", "text": text}])
 
     # -- the frame thread --------------------------------------------------------------------------
-    def start(self) -> "RefereeService":
+    def start(self) -> RefereeService:
         if self._thread is None:
             self._stop.clear()
             self._thread = threading.Thread(target=self._run, name="referee-loop", daemon=True)
@@ -188,10 +191,8 @@ class RefereeService:
 
     def _close_source(self) -> None:
         if self._source is not None:
-            try:
+            with contextlib.suppress(Exception):  # closing a broken camera must not crash us
                 self._source.close()
-            except Exception:  # noqa: BLE001 - closing a broken camera must not crash us
-                pass
             self._source = None
 
     def _set_camera(self, state: str, text: str | None = None) -> None:
@@ -248,14 +249,15 @@ class RefereeService:
             self._set_camera("ok", "Camera OK" if self._camera_state == "lost" else None)
             with self._lock:
                 self.referee.process(frame.image)
-            now = time.monotonic()
-            dt = now - last_t
-            self._fps = 0.8 * self._fps + 0.2 * (1.0 / dt) if dt > 0 else self._fps
             if self.max_fps:
-                wait = 1.0 / self.max_fps - dt
+                wait = 1.0 / self.max_fps - (time.monotonic() - last_t)
                 if wait > 0:
                     self._stop.wait(wait)
-            last_t = time.monotonic()
+            now = time.monotonic()
+            dt = now - last_t
+            last_t = now
+            if dt > 0:
+                self._fps = 0.8 * self._fps + 0.2 / dt if self._fps else 1.0 / dt
 
     # -- presentation -----------------------------------------------------------------------------
     def _publish(self, event: dict[str, Any]) -> None:
@@ -371,9 +373,9 @@ class RefereeService:
         players = p.get("players") or DEFAULT_PLAYERS[game]
         if game == "dition" and tuple(players) != DEFAULT_PLAYERS["dition"]:
             raise CommandError("bad_players", "Dition is played by black and white")
-        if game == "domination":
-            if not (2 <= len(players) <= 4) or len(set(players)) != len(players):
-                raise CommandError("bad_players", "Domination needs 2 to 4 distinct colours")
+        if game == "domination" and (not 2 <= len(players) <= 4
+                                     or len(set(players)) != len(players)):
+            raise CommandError("bad_players", "Domination needs 2 to 4 distinct colours")
         old = self.referee
         if old.match.phase != "over":
             old.emit([{"type": "end", "winner": None, "reason": "abandoned",

@@ -9,14 +9,15 @@ a dropped frame.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from hardware import sim
-from rules import domination as rdom
 from referee import scripts
+from rules import domination as rdom
 from vision.camera import Intrinsics
 
 

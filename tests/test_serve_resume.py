@@ -34,12 +34,12 @@ def _state(port: int) -> dict | None:
 
 
 def _serve(db: Path, port: int, log_file: Path) -> subprocess.Popen:
-    out = open(log_file, "ab")
-    return subprocess.Popen(
-        REFEREE + ["serve", "--source", "sim:dition:3", "--db", str(db), "--port", str(port),
-                   "--max-fps", "20"],
-        stdout=out, stderr=subprocess.STDOUT, cwd=Path(__file__).resolve().parent.parent,
-    )
+    with open(log_file, "ab") as out:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            REFEREE + ["serve", "--source", "sim:dition:3", "--db", str(db), "--port", str(port),
+                       "--max-fps", "20"],
+            stdout=out, stderr=subprocess.STDOUT, cwd=Path(__file__).resolve().parent.parent,
+        )
 
 
 def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen, log_file: Path):

@@ -100,6 +100,19 @@ def _existing(args: argparse.Namespace) -> Any:
     return None if path is None else load_calibration(path)
 
 
+def _frame_and_base(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The image and the calibration to extend (checked against the image's size)."""
+    from calibration.store import Calibration, check_frame
+
+    frame = _read_image(args.image)
+    base = _existing(args)
+    if base is not None:
+        check_frame(base, frame)
+    else:
+        base = Calibration(image_size=(frame.shape[1], frame.shape[0]))
+    return frame, base
+
+
 def _corners(text: str | None) -> Any:
     if text is None:
         return None
@@ -150,14 +163,9 @@ def _camera(args: argparse.Namespace) -> dict[str, Any]:
 
 def _board(args: argparse.Namespace) -> dict[str, Any]:
     from calibration.board import calibrate_board
-    from calibration.store import Calibration, check_frame, save_calibration
+    from calibration.store import save_calibration
 
-    frame = _read_image(args.image)
-    base = _existing(args)
-    if base is not None:
-        check_frame(base, frame)
-    else:
-        base = Calibration(image_size=(frame.shape[1], frame.shape[0]))
+    frame, base = _frame_and_base(args)
     board = calibrate_board(frame, game=args.game, intrinsics=base.intrinsics,
                             corners_px=_corners(args.corners))
     quality = {**base.quality, "board": {"method": board.method,
@@ -185,14 +193,9 @@ def _colours(args: argparse.Namespace) -> dict[str, Any]:
         fit_colour_model,
         sample_pieces,
     )
-    from calibration.store import Calibration, check_frame, save_calibration
+    from calibration.store import save_calibration
 
-    frame = _read_image(args.image)
-    base = _existing(args)
-    if base is not None:
-        check_frame(base, frame)
-    else:
-        base = Calibration(image_size=(frame.shape[1], frame.shape[0]))
+    frame, base = _frame_and_base(args)
     corners = _corners(args.corners)
     if corners is None and base.board is not None and base.board.game == args.game:
         fit = base.board.to_board_fit()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from referee.commands._common import add_board_options, load_calibration, parse_corners
 

@@ -8,7 +8,12 @@ import sys
 from typing import Any
 
 from referee.commands._common import (
-    add_board_options, add_db, load_calibration, open_log, parse_corners, say,
+    add_board_options,
+    add_db,
+    load_calibration,
+    open_log,
+    parse_corners,
+    say,
 )
 
 
@@ -53,14 +58,12 @@ def check_pin(host: str, pin: str | None) -> None:
 
 
 def auto_source() -> str:
-    try:
-        import hardware
+    """The Pi camera when this machine has one, else the first webcam."""
+    import hardware
 
-        for kind, available, _ in hardware.available_sources():
-            if kind == "picamera2" and available:
-                return "picamera2"
-    except Exception:  # noqa: BLE001 - fall back to a webcam
-        pass
+    for kind, available, _ in hardware.available_sources():
+        if kind == "picamera2" and available:
+            return "picamera2"
     return "webcam:0"
 
 
