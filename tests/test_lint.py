@@ -14,5 +14,5 @@ def test_ruff_is_clean() -> None:
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
     assert ruff, "ruff is part of the test extra: make install"
     result = subprocess.run([ruff, "check", "--no-cache", str(ROOT)], capture_output=True,
-                            text=True, cwd=ROOT)
+                            text=True, cwd=ROOT, check=False)
     assert result.returncode == 0, result.stdout[-4000:]
