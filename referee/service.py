@@ -13,6 +13,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -464,3 +465,27 @@ class RefereeService:
         ref.colours = dict(model)
         return [{"type": "calibration", "text": "Colours sampled from the start position: "
                  + ", ".join(f"{k} {tuple(int(c) for c in v)}" for k, v in ref.colours.items())}]
+
+
+def create_demo_service(
+    db_path: str | Path,
+    *,
+    game: str = "dition",
+    seed: int = 7,
+    realtime: bool = True,
+    speed: float = 1.0,
+) -> RefereeService:
+    """The service `referee demo` runs: the simulated table plays generated matches, one after
+    the other (the seed advances each time). Not started. `realtime` paces it at 5 x `speed`
+    frames a second, as a camera would; without it the frames come as fast as they are read."""
+    from referee.simtable import scripted_table
+
+    return RefereeService(
+        MatchLog(db_path),
+        lambda restart: scripted_table(game, seed + restart),
+        game=game,
+        source_spec=f"sim:{game}:{seed}",
+        max_fps=5.0 * speed if realtime else None,
+        resume=False,
+        demo=True,
+    )

@@ -21,24 +21,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from referee.log import MatchLog
-    from referee.service import RefereeService
-    from referee.simtable import scripted_table
+    from referee.service import create_demo_service
 
     check_pin(args.host, args.pin)
     db = Path(args.db) if args.db else Path(tempfile.gettempdir()) / "tabletop-referee-demo.sqlite"
-    log = MatchLog(db)
-    fps = 5.0 * args.speed
-    game = args.game
-    service = RefereeService(
-        log,
-        lambda restart: scripted_table(game, args.seed + restart),
-        game=game,
-        source_spec=f"sim:{game}:{args.seed}",
-        max_fps=fps,
-        resume=False,
-        demo=True,
-    )
+    service = create_demo_service(db, game=args.game, seed=args.seed, speed=args.speed)
     if not args.quiet:
         sub = service.subscribe()
 

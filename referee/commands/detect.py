@@ -1,7 +1,10 @@
 """`referee detect`: read the pieces on images, print one JSON object per image.
 
     referee detect [--game dition|domination] [--corners x0,y0,x1,y1,x2,y2,x3,y3]
-                   [--calibration FILE] IMAGE...
+                   [--calibration FILE] [--frames N] IMAGE...
+
+IMAGE may be an image file or any frame-source spec (a folder, a video, a URL, a camera,
+`sim:dition:SEED`); each frame of a source is one object named `SPEC#INDEX`.
 
 Dition: `{"image": path, "board": {"corners_px": [[x, y], ...]}, "discs": [{"x": .., "y": ..,
 "colour": "black"|"white", "confidence": ..}, ...]}` with coordinates in the board frame.
@@ -16,7 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,7 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--calibration", metavar="FILE", help="calibration JSON (intrinsics, board)")
     parser.add_argument("--debug-dir", metavar="DIR", help="also write each image with the detections drawn")
-    parser.add_argument("images", nargs="+", metavar="IMAGE")
+    parser.add_argument("--frames", type=int, default=None, metavar="N",
+                        help="at most N frames of each source (default: all of a file or folder, "
+                        "1 of a live camera or stream)")
+    parser.add_argument("images", nargs="+", metavar="IMAGE",
+                        help="image files, or any source spec (folder, video, URL, camera, sim:)")
 
 
 def parse_corners(text: str) -> list[list[float]]:
@@ -167,16 +177,67 @@ def run(args: argparse.Namespace) -> int:
             fallback = stored["corners_px"]
     failed = 0
     for path in args.images:
-        image, error = _read_image(path)
-        if error is not None:
-            result: dict[str, Any] = {"image": path, "error": error}
-        else:
-            try:
-                result = process_frame(image, path, game=args.game, corners_px=corners,
-                                       intrinsics=intrinsics, fallback_corners_px=fallback,
-                                       debug_dir=args.debug_dir)
-            except ValueError as exc:  # e.g. corners that do not form a quadrilateral
-                result = {"image": path, "error": str(exc)}
-        failed += "error" in result
-        print(json.dumps(result), flush=True)
+        for name, image, error in _frames(path, args.frames):
+            if error is not None:
+                result: dict[str, Any] = {"image": name, "error": error}
+            else:
+                try:
+                    result = process_frame(image, name, game=args.game, corners_px=corners,
+                                           intrinsics=intrinsics, fallback_corners_px=fallback,
+                                           debug_dir=args.debug_dir)
+                except ValueError as exc:  # e.g. corners that do not form a quadrilateral
+                    result = {"image": name, "error": str(exc)}
+            failed += "error" in result
+            print(json.dumps(result), flush=True)
     return 1 if failed else 0
+
+
+_LIVE = ("picamera2", "webcam", "http://", "https://", "rtsp://", "rtsps://")
+
+
+def _is_source_spec(path: str) -> bool:
+    """Anything but a plain image file: a folder, a video, a URL, a camera, the sim table."""
+    import os
+
+    if os.path.isdir(path):
+        return True
+    if os.path.isfile(path):
+        return os.path.splitext(path)[1].lower() not in IMAGE_SUFFIXES
+    return path.startswith(_LIVE) or path.startswith("sim")
+
+
+def _frames(path: str, limit: int | None) -> Iterator[tuple[str, Any, str | None]]:
+    """(name, BGR image or None, error or None) for an image file or each frame of a source.
+
+    Frames of a source are named `SPEC#INDEX`; a live camera gives one frame unless `--frames`
+    asks for more, a file or folder all of its frames."""
+    if not _is_source_spec(path):
+        image, error = _read_image(path)
+        yield path, image, error
+        return
+    from hardware.errors import CorruptFrameError, EndOfStream, HardwareError
+    from referee.sources import open_any
+
+    if limit is None and path.startswith(_LIVE):
+        limit = 1
+    try:
+        source = open_any(path)
+    except (HardwareError, ValueError, OSError) as exc:
+        yield path, None, f"cannot open source {path!r}: {exc}"
+        return
+    n = 0
+    with source:
+        while limit is None or n < limit:
+            try:
+                frame = source.read()
+            except CorruptFrameError as exc:
+                yield f"{path}#{n}", None, f"corrupt frame: {exc}"
+                n += 1
+                continue
+            except EndOfStream:
+                return
+            except HardwareError as exc:
+                yield f"{path}#{n}", None, f"source failed: {exc}"
+                return
+            yield f"{path}#{frame.index}", frame.image, None
+            n += 1

@@ -68,11 +68,15 @@ def auto_source() -> str:
 
 
 def run_service(service: Any, args: argparse.Namespace) -> int:
+    from web.errors import ServerStartError
     from web.server import serve
 
     service.start()
     try:
         serve(service, host=args.host, port=args.port, pin=args.pin)
+    except ServerStartError as exc:
+        print(f"referee: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         pass
     finally:
