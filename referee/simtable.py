@@ -31,6 +31,7 @@ class Pace:
     end: int = 25
     bump_every: int = 0  # a camera bump every n turns (0: never)
     drop_every: int = 0  # a dropped frame every n turns (0: never)
+    mistake_every: int = 0  # a player's mistake every n turns (0: never), put right afterwards
 
 
 def _sim_discs(discs: Sequence[Any]) -> tuple[Any, ...]:
@@ -46,6 +47,16 @@ def dition_steps(turns: Sequence[scripts.DitionTurn], pace: Pace, rng: np.random
         after = _sim_discs(turn.after.discs)
         label = {"turn": n, "colour": turn.colour, "x": turn.x, "y": turn.y,
                  "outcome": turn.verdict.outcome.value}
+        mistake = bool(pace.mistake_every) and n % pace.mistake_every == pace.mistake_every - 1
+        if mistake:
+            # the wrong colour first: the referee must refuse it, the player takes it back
+            other = "white" if turn.colour == "black" else "black"
+            wrong = before + (sim.SimDisc(turn.x, turn.y, other),)
+            bad = {**label, "mistake": "wrong_colour"}
+            steps.append(sim.HandPlace(before, wrong, (turn.x, turn.y), pace.hand, label=bad))
+            steps.append(sim.Still(wrong, pace.verdict, label=bad))
+            steps.append(sim.HandRemove(wrong, before, ((turn.x, turn.y),), pace.hand, label=bad))
+            steps.append(sim.Still(before, pace.still, label=bad))
         steps.append(sim.HandPlace(before, placed, (turn.x, turn.y), pace.hand, label=label))
         steps.append(sim.Still(placed, pace.verdict, label=label))
         if turn.verdict.outcome.value == "suicide":
@@ -53,6 +64,16 @@ def dition_steps(turns: Sequence[scripts.DitionTurn], pace: Pace, rng: np.random
             break
         if len(after) != len(placed):
             gone = [d for d in placed if d not in after]
+            if mistake and after:
+                # a disc that stays is taken away by mistake, then put back
+                keep = after[0]
+                slip = tuple(d for d in placed if d != keep)
+                bad = {**label, "mistake": "wrong_removed"}
+                steps.append(sim.HandRemove(placed, slip, ((keep.x, keep.y),), pace.hand,
+                                            label=bad))
+                steps.append(sim.Still(slip, pace.verdict, label=bad))
+                steps.append(sim.HandPlace(slip, placed, (keep.x, keep.y), pace.hand, label=bad))
+                steps.append(sim.Still(placed, pace.still, label=bad))
             steps.append(sim.HandRemove(placed, after, tuple((d.x, d.y) for d in gone),
                                         pace.hand, label=label))
             steps.append(sim.Still(after, pace.still, label=label))

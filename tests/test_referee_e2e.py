@@ -48,7 +48,7 @@ def _close(a: tuple[float, float], b: tuple[float, float], tol: float) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [11])
 def test_dition_match_refereed_from_frames(tmp_path: Path, seed: int) -> None:
-    pace = Pace(still=4, hand=3, verdict=5, end=3, bump_every=9, drop_every=7)
+    pace = Pace(still=4, hand=3, verdict=5, end=3, bump_every=9, drop_every=7, mistake_every=4)
     table, turns = scripted_match("dition", seed, pace=pace, size=(1024, 768), min_moves=10,
                                   max_moves=30)
     log = MatchLog(tmp_path / "m.sqlite")
@@ -70,8 +70,15 @@ def test_dition_match_refereed_from_frames(tmp_path: Path, seed: int) -> None:
     assert [e.type for e in logged if e.type == "move"] == ["move"] * len(turns)
     assert all(e.has_snapshot for e in logged if e.type in ("move", "end"))
     assert log.match(referee.match_id).result["winner"] == end[0]["winner"]
-    assert not [e for e in events if e["type"] == "warning" and e.get("code") != "moved"], [
-        e["text"] for e in events if e["type"] == "warning"]
+    # the players' mistakes were pointed at, and nothing else was
+    codes = [e.get("code") for e in events if e["type"] == "warning"]
+    mistakes = len(turns) // 4
+    assert codes.count("wrong_colour") == mistakes, codes
+    captures_with_slip = sum(
+        1 for n, t in enumerate(turns)
+        if n % 4 == 3 and t.verdict.outcome.value in ("capture", "sacrifice") and t.after.discs)
+    assert codes.count("wrong_removed") == captures_with_slip, codes
+    assert set(codes) <= {"wrong_colour", "wrong_removed"}, codes
 
 
 @pytest.mark.slow
