@@ -118,7 +118,14 @@ class RefereeService:
         self._danger: dict[str, Any] | None = None
         self._danger_key: object = None
         self.referee: Referee
-        opened = self.log.open_match(game) if resume else None
+        opened = self.log.open_match(game)
+        if opened is not None and not resume:
+            # Not resumed: it will never be finished, so the record says so.
+            result = {"winner": None, "reason": "abandoned",
+                      "text": "Abandoned: a new match was started instead of resuming it"}
+            self.log.append(opened.id, {"type": "end", **result})
+            self.log.end_match(opened.id, result)
+            opened = None
         if opened is not None:
             self._resume(opened)
         else:

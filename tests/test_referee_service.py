@@ -87,3 +87,15 @@ def test_resume_rebuilds_the_open_match(tmp_path: Path) -> None:
     # the undo history came back too
     service.command("undo", {})
     assert service.state()["position"]["discs"] == []
+
+
+def test_not_resuming_closes_the_open_match_as_abandoned(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite"
+    log = MatchLog(db)
+    old = log.new_match("dition", ["black", "white"])
+    log.close()
+    service = _service(db, game="dition", resume=False)
+    assert service.state()["match_id"] != old
+    record = service.log.match(old)
+    assert record.ended_at is not None and record.result["reason"] == "abandoned"
+    assert service.log.events(old)[-1].type == "end"
