@@ -224,6 +224,17 @@ class DominationMatch(MatchBase):
                 return [{"type": "info", "text": "The board matches again"}]
             return self._check_invisible(heights, height_sigma)
         moved = [(h, c) for h, c in explained if c]
+        if not moved and len(self.hypotheses) == 1:
+            pair = self._two_moves(self.hypotheses[0], tops)
+            if pair:
+                self._last_signature = None
+                events: list[dict[str, Any]] = [{
+                    "type": "info", "code": "two_moves",
+                    "text": "Two moves were made while the board was never still in between"}]
+                if len(pair) == 1:
+                    return events + self._commit(pair[0])
+                self.hypotheses = pair
+                return events + self._ask_ambiguous()
         if not moved:
             changed = [c for c in rdom.CELLS if tops_of(self.state)[c] != tops[c]]
             return self._warn_once(
@@ -249,6 +260,22 @@ class DominationMatch(MatchBase):
         if len(new) == 1:
             return events + self._commit(new[0])
         return events + self._ask_ambiguous()
+
+    def _two_moves(self, h: _Hypothesis, tops: Mapping[str, str]) -> list[_Hypothesis]:
+        """The mover's move and the next player's, when no single move explains the picture
+        (the board was never still between them). Distinct resulting states only."""
+        found: list[_Hypothesis] = []
+        for first in rdom.legal_moves(h.state):
+            mid, r1 = rdom.apply_move(h.state, first)
+            if rdom.outcome(mid) is not None:
+                continue
+            for cand in rdom.infer_moves(mid, tops):
+                after, r2 = rdom.apply_move(mid, cand.move)
+                if all(f.state != after for f in found):
+                    found.append(_Hypothesis(after, h.moves + (first, cand.move),
+                                             h.results + (r1, r2),
+                                             h.movers + (h.state.to_move, mid.to_move)))
+        return found
 
     def _check_invisible(self, heights, height_sigma) -> list[dict[str, Any]]:
         if heights is None or len(self.hypotheses) != 1:
@@ -288,11 +315,13 @@ class DominationMatch(MatchBase):
         choices = []
         arrows = []
         for i, h in enumerate(self.hypotheses):
-            m = h.moves[-1].to_json()
-            label = f"+{m['place']}" if "place" in m else f"{m['from']}→{m['to']} ({m['count']})"
-            choices.append({"id": str(i), "label": label, "move": m})
-            if "from" in m:
-                arrows.append({"from": m["from"], "to": m["to"]})
+            moves = [mv.to_json() for mv in h.moves]
+            label = " then ".join(
+                f"{who} +{m['place']}" if "place" in m
+                else f"{who} {m['from']}→{m['to']} ({m['count']})"
+                for who, m in zip(h.movers, moves))
+            choices.append({"id": str(i), "label": label, "move": moves[-1], "moves": moves})
+            arrows += [{"from": m["from"], "to": m["to"]} for m in moves if "from" in m]
         self._question = {
             "id": f"amb-{self._qseq}", "kind": "ambiguous",
             "text": "Several moves fit this picture: which one was it?",

@@ -181,3 +181,18 @@ def test_a_misread_height_does_not_hide_the_move() -> None:
     wrong_heights = {c: 4.0 for c in rdom.CELLS if after.stack(c)}
     ev = m.observe(tops_of(after), wrong_heights, {c: 0.1 for c in wrong_heights})
     assert [e["move"] for e in ev if e["type"] == "move"] == [move.to_json()]
+
+
+def test_two_moves_seen_at_once_are_both_recorded(rng: np.random.Generator) -> None:
+    turns = scripts.generate_domination_match(rng, moves=24)
+    m = started()
+    m.observe(tops_of(turns[0].after))
+    ev = m.observe(tops_of(turns[2].after))  # turn 1 was never seen settled
+    moves = [e for e in ev if e["type"] == "move"]
+    if moves:  # unique: both recorded, in order
+        assert [e["move"] for e in moves] == [turns[1].move.to_json(), turns[2].move.to_json()]
+        assert m.state == turns[2].after
+    else:  # several pairs fit: the players are asked, the true pair among the choices
+        q = m.question()
+        assert q is not None and q["kind"] == "ambiguous"
+        assert [turns[1].move.to_json(), turns[2].move.to_json()] in [c["moves"] for c in q["choices"]]

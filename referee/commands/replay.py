@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--players", metavar="G,R", help="Domination colours in turn order")
     parser.add_argument("--db", metavar="PATH", help="also keep the match in this log")
     parser.add_argument("--agree-frames", type=int, default=None,
-                        help="identical settled readings needed (default 1 for stills, 2 else)")
+                        help="identical settled readings needed before acting (default 1)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     match_id = log.new_match(args.game, players, source=args.source)
     still = is_still_folder(args.source)
     settings = LoopSettings(
-        agree_frames=args.agree_frames or (1 if still else 2), use_motion=not still
+        agree_frames=args.agree_frames or 1, use_motion=not still
     )
     referee = Referee(
         match, log, match_id, corners_px=corners,
