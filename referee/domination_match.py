@@ -21,6 +21,25 @@ from rules import domination as rdom
 GAME = "domination"
 
 
+VARIANT_WORDS = ("standard", "fast", "up_to_k", "anti_symmetry", "partners", "individual")
+
+
+def domination_variant(players: Sequence[str], text: str | None = "standard") -> Any:
+    """`rules.domination.Variant` from a variant text such as "standard", "fast",
+    "up_to_k+fast" or "individual". Four players play as partners unless "individual"."""
+    words = {w for w in (text or "standard").replace(",", "+").split("+") if w}
+    unknown = sorted(words - set(VARIANT_WORDS))
+    if unknown:
+        raise CommandError("bad_variant", f"unknown variant {'+'.join(unknown)!r}: use "
+                           + ", ".join(VARIANT_WORDS) + " (combine with +)")
+    try:
+        return rdom.Variant(tuple(players), partners=len(players) == 4 and "individual" not in words,
+                            fast="fast" in words, up_to_k="up_to_k" in words,
+                            anti_symmetry="anti_symmetry" in words)
+    except ValueError as exc:
+        raise CommandError("bad_variant", f"variant {text!r} with players {list(players)}: {exc}")
+
+
 def state_json(state: Any) -> dict[str, Any]:
     return {
         "players": list(state.players),
@@ -60,12 +79,12 @@ class DominationMatch(MatchBase):
         phase: str | None = None,
         winner: str | None = None,
         history: Sequence[Any] = (),
-        variant: Any = None,
+        variant: str | None = "standard",
         auto_confirm: bool = False,
     ) -> None:
         self._players = tuple(players)
         self.auto_confirm = auto_confirm
-        self.variant = variant
+        self.variant = domination_variant(self._players, variant)
         self.hypotheses: list[_Hypothesis] = []
         if state is not None:
             self.hypotheses = [_Hypothesis(state, (), ())]
@@ -147,11 +166,14 @@ class DominationMatch(MatchBase):
 
     def _observe_setup(self, tops: Mapping[str, str]) -> list[dict[str, Any]]:
         if len(self._players) == 2:
-            start = rdom.State.standard_start(self._players)
+            v = self.variant
+            start = rdom.State.standard_start(self._players, fast=v.fast, up_to_k=v.up_to_k,
+                                              anti_symmetry=v.anti_symmetry)
             wrong = [c for c in rdom.CELLS if tops_of(start)[c] != tops[c]]
             if wrong and self.auto_confirm:
                 stacks = {c: t for c, t in tops.items() if t != "."}
-                return self._start(rdom.State.from_setup(stacks, self._players),
+                return self._start(rdom.State.from_setup(stacks, self._players,
+                                                         variant=self.variant),
                                    "Start position read from the camera")
             if wrong:
                 return self._warn_once(
@@ -169,7 +191,7 @@ class DominationMatch(MatchBase):
             return self._warn_once(("setup", tuple(unknown)),
                                    {"type": "warning", "code": "setup",
                                     "text": f"Pieces of colours {unknown} are not in this match"})
-        state = rdom.State.from_setup(stacks, self._players)
+        state = rdom.State.from_setup(stacks, self._players, variant=self.variant)
         if self.auto_confirm:
             return self._start(state, "Start position read from the camera")
         self._proposed_start = state

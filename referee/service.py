@@ -65,11 +65,14 @@ class Subscription:
         self._queue.put(None)
 
 
-def _make_match(game: str, players: Sequence[str]) -> DitionMatch | DominationMatch:
+def _make_match(game: str, players: Sequence[str],
+                variant: str = "standard") -> DitionMatch | DominationMatch:
     if game == "dition":
+        if variant != "standard":
+            raise CommandError("bad_variant", f"Dition has no variant {variant!r}")
         return DitionMatch()
     if game == "domination":
-        return DominationMatch(players=players)
+        return DominationMatch(players=players, variant=variant)
     raise CommandError("bad_game", f"unknown game {game!r}: use dition or domination")
 
 
@@ -144,7 +147,7 @@ class RefereeService:
         )
 
     def _new_match(self, game: str, players: tuple[str, ...], variant: str) -> None:
-        match = _make_match(game, players)
+        match = _make_match(game, players, variant)
         match_id = self.log.new_match(game, match.players, variant=variant,
                                       source=self.source_spec, start_position=match.snapshot())
         self.variant = variant
@@ -169,9 +172,10 @@ class RefereeService:
         if record.game == "dition":
             match: Any = DitionMatch.resume(snapshot or {"discs": []}, history)
         else:
-            match = (DominationMatch.resume(snapshot, players=record.players)
+            match = (DominationMatch.resume(snapshot, players=record.players,
+                                            variant=record.variant)
                      if snapshot and snapshot.get("state") else
-                     DominationMatch(players=record.players))
+                     DominationMatch(players=record.players, variant=record.variant))
         self.variant = record.variant
         self.referee = self._referee_for(match, record.id)
         moves = sum(1 for e in events if e.type == "move")
@@ -384,6 +388,7 @@ class RefereeService:
         if game == "domination" and (not 2 <= len(players) <= 4
                                      or len(set(players)) != len(players)):
             raise CommandError("bad_players", "Domination needs 2 to 4 distinct colours")
+        _make_match(game, tuple(players), str(p.get("variant", "standard")))  # refuse it first
         old = self.referee
         if old.match.phase != "over":
             old.emit([{"type": "end", "winner": None, "reason": "abandoned",

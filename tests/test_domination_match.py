@@ -196,3 +196,18 @@ def test_two_moves_seen_at_once_are_both_recorded(rng: np.random.Generator) -> N
         q = m.question()
         assert q is not None and q["kind"] == "ambiguous"
         assert [turns[1].move.to_json(), turns[2].move.to_json()] in [c["moves"] for c in q["choices"]]
+
+
+def test_variants() -> None:
+    from referee.domination_match import domination_variant
+
+    assert domination_variant(("G", "R", "B", "Y")).partners is True
+    assert domination_variant(("G", "R", "B", "Y"), "individual").partners is False
+    assert domination_variant(("G", "R"), "fast+up_to_k").fast is True
+    with pytest.raises(CommandError, match="unknown variant"):
+        domination_variant(("G", "R"), "blitz")
+    with pytest.raises(CommandError):
+        domination_variant(("G", "R", "B"), "fast")  # fast is two-player
+    m = DominationMatch(players=("G", "R"), variant="fast")
+    m.observe(tops_of(rdom.State.standard_start()))
+    assert m.state.variant.fast

@@ -21,6 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--game", choices=("dition", "domination"), required=True)
     add_board_options(parser)
     parser.add_argument("--players", metavar="G,R", help="Domination colours in turn order")
+    parser.add_argument("--variant", default="standard",
+                        help="Domination: standard, fast, up_to_k, anti_symmetry, individual "
+                        "(4 players without partners); combine with +")
     parser.add_argument("--db", metavar="PATH", help="also keep the match in this log")
     parser.add_argument("--agree-frames", type=int, default=None,
                         help="identical settled readings needed before acting (default 1)")
@@ -47,9 +50,14 @@ def run(args: argparse.Namespace) -> int:
         if not 2 <= len(players) <= 4:
             print(json.dumps({"type": "error", "error": "--players needs 2 to 4 colours"}))
             return 2
-        match = DominationMatch(players=players, auto_confirm=True)
+        try:
+            match = DominationMatch(players=players, auto_confirm=True, variant=args.variant)
+        except ValueError as exc:
+            print(json.dumps({"type": "error", "error": str(exc)}))
+            return 2
     log = MatchLog(args.db or ":memory:")
-    match_id = log.new_match(args.game, players, source=args.source)
+    match_id = log.new_match(args.game, players, source=args.source,
+                             variant=args.variant if args.game == "domination" else "standard")
     still = is_still_folder(args.source)
     settings = LoopSettings(
         agree_frames=args.agree_frames or 1, use_motion=not still

@@ -33,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "a folder of images, sim:dition[:SEED] (default: auto)")
     parser.add_argument("--game", choices=("dition", "domination"), default="dition")
     parser.add_argument("--players", metavar="G,R", help="Domination colours in turn order")
+    parser.add_argument("--variant", default="standard",
+                        help="Domination: standard, fast, up_to_k, anti_symmetry, individual "
+                        "(4 players without partners); combine with +")
     add_board_options(parser)
     add_server_options(parser)
     parser.add_argument("--no-resume", action="store_true",
@@ -101,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         lambda restart: open_any(spec, restart=restart),
         game=args.game,
         players=players,
+        variant=args.variant,
         source_spec=spec,
         corners_px=parse_corners(args.corners),
         calibration=load_calibration(args.calibration),
