@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hardware.errors import CorruptFrameError, EndOfStream
+from hardware.source import iter_frames
 from referee.dition_match import DitionMatch
 from referee.domination_match import DominationMatch
 from referee.log import MatchLog
@@ -39,13 +39,7 @@ def measure(game: str, seed: int, fps: float, size: tuple[int, int]) -> tuple[li
     per_frame_ms: list[float] = []
     hand_left_at: float | None = None
     with table:
-        while True:
-            try:
-                frame = table.read()
-            except CorruptFrameError:
-                continue
-            except EndOfStream:
-                break
+        for frame in iter_frames(table):
             hand = bool(frame.meta["truth"].get("hand"))
             t_frame = frame.index / fps
             if hand:

@@ -12,6 +12,12 @@ Modes:
   aruco+K     board from the ArUco markers, intrinsics given
   lines+K     board from the drawn squares (no markers rendered), intrinsics given
   lines       board from the drawn squares, no intrinsics, camera without lens distortion
+  corners~D, aruco~D, lines~D
+              no intrinsics on a DISTORTED camera, plain homography (find_board(...,
+              estimate_lens=False)): what a homography alone gives ("before")
+  corners~L, aruco~L, lines~L
+              no intrinsics on a DISTORTED camera, lens estimated from the drawn lines
+              (vision.lens, the default of find_board without intrinsics): "after"
   --scene N   also: SceneMonitor on N sequences (still, hand, still)
 
 Without markers the square board has a 4-fold symmetry: its corner 0 is taken as the one at the
@@ -47,7 +53,9 @@ from vision.camera import Intrinsics
 from vision.dition import detect_discs
 from vision.errors import BoardNotFoundError
 
-MODES = ("corners+K", "corners", "aruco+K", "lines+K", "lines")
+MODES = ("corners+K", "corners", "aruco+K", "lines+K", "lines",
+         "corners~D", "corners~L", "aruco~D", "aruco~L", "lines~D", "lines~L")
+DEFAULT_MODES = MODES[:5]
 
 
 def random_discs(rng: np.random.Generator, n: int, touching: float = 0.33) -> list[SimDisc]:
@@ -143,9 +151,10 @@ def run(frames: int, seed: int, modes: tuple[str, ...], verbose: bool) -> dict[s
             intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size) if mode.endswith("+K") else None
             corners = np.array(r.truth["corners_px"]) if mode.startswith("corners") else None
             params = BoardParams(use_aruco=mode.startswith("aruco"), use_lines=mode.startswith("lines"))
+            est = not mode.endswith("~D")
             sc = scores[mode]
             try:
-                fit = find_board(r.image, params, corners_px=corners, intrinsics=intr)
+                fit = find_board(r.image, params, corners_px=corners, intrinsics=intr, estimate_lens=est)
             except BoardNotFoundError:
                 sc.frames += 1
                 sc.board_missed += 1
@@ -157,7 +166,7 @@ def run(frames: int, seed: int, modes: tuple[str, ...], verbose: bool) -> dict[s
             found = detect_discs(r.image, fit, intrinsics=intr)
             # steady state: the rectification maps of a board are built once per board
             t0 = time.perf_counter()
-            find_board(r.image, params, corners_px=corners, intrinsics=intr)
+            find_board(r.image, params, corners_px=corners, intrinsics=intr, estimate_lens=est)
             detect_discs(r.image, fit, intrinsics=intr)
             sc.times_ms.append((time.perf_counter() - t0) * 1000)
             gray = cv2.cvtColor(r.image, cv2.COLOR_BGR2GRAY)
@@ -226,7 +235,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--frames", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--modes", default=",".join(DEFAULT_MODES),
+                    help=f"comma-separated, of: {', '.join(MODES)}")
     ap.add_argument("--quick", action="store_true", help="20 frames")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--scene", type=int, default=0, metavar="N",

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from calibration.drawing import (
     BLACK,
@@ -174,6 +174,18 @@ def _rgb(bgr: tuple[int, int, int]) -> tuple[float, float, float]:
     return bgr[2] / 255.0, bgr[1] / 255.0, bgr[0] / 255.0
 
 
+
+def _paint(canvas: Any, item: Any, k: float) -> tuple[bool, bool]:
+    """Set the fill and stroke of a filled/outlined item; (fill?, stroke?)."""
+    fill = item.fill_bgr is not None
+    stroke = item.stroke_bgr is not None and item.stroke_mm > 0
+    if fill:
+        canvas.setFillColorRGB(*_rgb(item.fill_bgr))
+    if stroke:
+        canvas.setStrokeColorRGB(*_rgb(item.stroke_bgr))
+        canvas.setLineWidth(item.stroke_mm * k)
+    return fill, stroke
+
 def _draw_items(canvas: Canvas, items: tuple[Item, ...] | list[Item], to_pt: Transform,
                 scale: float) -> None:
     k = PT_PER_MM * scale
@@ -182,14 +194,8 @@ def _draw_items(canvas: Canvas, items: tuple[Item, ...] | list[Item], to_pt: Tra
         if isinstance(item, Rect):
             x0, y1 = to_pt(item.origin_mm)
             x1, y0 = to_pt((item.origin_mm[0] + item.size_mm[0], item.origin_mm[1] + item.size_mm[1]))
-            fill = item.fill_bgr is not None
-            stroke = item.stroke_bgr is not None and item.stroke_mm > 0
-            if fill:
-                canvas.setFillColorRGB(*_rgb(item.fill_bgr))  # type: ignore[arg-type]
-            if stroke:
-                canvas.setStrokeColorRGB(*_rgb(item.stroke_bgr))  # type: ignore[arg-type]
-                canvas.setLineWidth(item.stroke_mm * k)
-                canvas.setLineJoin(0)
+            fill, stroke = _paint(canvas, item, k)
+            canvas.setLineJoin(0)
             canvas.rect(x0, y0, x1 - x0, y1 - y0, stroke=int(stroke), fill=int(fill))
         elif isinstance(item, Line):
             canvas.setStrokeColorRGB(*_rgb(item.colour_bgr))
@@ -200,15 +206,9 @@ def _draw_items(canvas: Canvas, items: tuple[Item, ...] | list[Item], to_pt: Tra
             (xa, ya), (xb, yb) = to_pt(item.start_mm), to_pt(item.end_mm)
             canvas.line(xa, ya, xb, yb)
         elif isinstance(item, Circle):
-            fill = item.fill_bgr is not None
-            stroke = item.stroke_bgr is not None and item.stroke_mm > 0
-            if fill:
-                canvas.setFillColorRGB(*_rgb(item.fill_bgr))  # type: ignore[arg-type]
-            if stroke:
-                canvas.setStrokeColorRGB(*_rgb(item.stroke_bgr))  # type: ignore[arg-type]
-                canvas.setLineWidth(item.stroke_mm * k)
-                if item.dash_mm:
-                    canvas.setDash(item.dash_mm[0] * k, item.dash_mm[1] * k)
+            fill, stroke = _paint(canvas, item, k)
+            if stroke and item.dash_mm:
+                canvas.setDash(item.dash_mm[0] * k, item.dash_mm[1] * k)
             cx, cy = to_pt(item.centre_mm)
             canvas.circle(cx, cy, item.radius_mm * k, stroke=int(stroke), fill=int(fill))
         else:

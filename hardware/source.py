@@ -8,7 +8,7 @@ could not be decoded (the next `read()` may succeed).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
@@ -83,3 +83,16 @@ def check_bgr_image(image: Any, *, what: str = "frame") -> BgrImage:
     if image.dtype != np.uint8:
         raise CorruptFrameError(f"{what}: expected uint8 pixels, got {image.dtype}")
     return image
+
+
+def iter_frames(source: FrameSource) -> Iterator[Frame]:
+    """Every frame of a finite source, skipping corrupt ones, until `EndOfStream`."""
+    from hardware.errors import CorruptFrameError, EndOfStream
+
+    while True:
+        try:
+            yield source.read()
+        except CorruptFrameError:
+            continue
+        except EndOfStream:
+            return

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hardware.errors import CorruptFrameError, EndOfStream
+from hardware.source import iter_frames
 from referee.dition_match import DitionMatch
 from referee.domination_match import DominationMatch
 from referee.log import MatchLog
@@ -27,16 +27,8 @@ def run_table(table: Any, match: Any, log: MatchLog, **kw: Any) -> tuple[Referee
     events: list[dict] = []
     referee = Referee(match, log, mid, listener=events.append, settings=LoopSettings(**kw),
                       intrinsics=table.intrinsics)
-    dropped = 0
     with table:
-        while True:
-            try:
-                frame = table.read()
-            except CorruptFrameError:
-                dropped += 1
-                continue
-            except EndOfStream:
-                break
+        for frame in iter_frames(table):
             referee.process(frame.image)
     return referee, events
 

@@ -17,7 +17,7 @@ import cv2
 import pytest
 
 from calibration.store import Calibration, save_calibration
-from hardware.errors import CorruptFrameError, EndOfStream
+from hardware.source import iter_frames
 from referee.simtable import Pace, scripted_match
 
 PACE = Pace(still=4, hand=3, verdict=4, end=3)
@@ -25,13 +25,7 @@ PACE = Pace(still=4, hand=3, verdict=4, end=3)
 
 def _record(table, write) -> None:
     with table:
-        while True:
-            try:
-                frame = table.read()
-            except CorruptFrameError:
-                continue
-            except EndOfStream:
-                return
+        for frame in iter_frames(table):
             write(frame)
 
 
