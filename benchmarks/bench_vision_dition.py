@@ -18,6 +18,8 @@ Modes:
   corners~L, aruco~L, lines~L
               no intrinsics on a DISTORTED camera, lens estimated from the drawn lines
               (vision.lens, the default of find_board without intrinsics): "after"
+  corners~N   like `corners` (no intrinsics, camera WITHOUT distortion) but no lens estimate:
+              `corners` against it shows what the estimate costs where there is nothing to fix
   --scene N   also: SceneMonitor on N sequences (still, hand, still)
 
 Without markers the square board has a 4-fold symmetry: its corner 0 is taken as the one at the
@@ -54,7 +56,7 @@ from vision.dition import detect_discs
 from vision.errors import BoardNotFoundError
 
 MODES = ("corners+K", "corners", "aruco+K", "lines+K", "lines",
-         "corners~D", "corners~L", "aruco~D", "aruco~L", "lines~D", "lines~L")
+         "corners~D", "corners~L", "aruco~D", "aruco~L", "lines~D", "lines~L", "corners~N")
 DEFAULT_MODES = MODES[:5]
 
 
@@ -144,14 +146,14 @@ def run(frames: int, seed: int, modes: tuple[str, ...], verbose: bool) -> dict[s
         cam_d = random_camera(rng, "dition", distortion=True)
         cam_0 = random_camera(rng, "dition", distortion=False)
         for mode in modes:
-            cam = cam_0 if mode in ("corners", "lines") else cam_d
+            cam = cam_0 if mode in ("corners", "lines", "corners~N") else cam_d
             o = opts if not mode.startswith("lines") else opts.replace(markers=False)
             frame_rng = np.random.default_rng([seed, k])
             r = render_dition(discs, cam, frame_rng, options=o)
             intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size) if mode.endswith("+K") else None
             corners = np.array(r.truth["corners_px"]) if mode.startswith("corners") else None
             params = BoardParams(use_aruco=mode.startswith("aruco"), use_lines=mode.startswith("lines"))
-            est = not mode.endswith("~D")
+            est = not mode.endswith(("~D", "~N"))
             sc = scores[mode]
             try:
                 fit = find_board(r.image, params, corners_px=corners, intrinsics=intr, estimate_lens=est)

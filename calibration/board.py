@@ -171,7 +171,7 @@ def calibrate_board(
     board_params = params or BoardParams()
     try:
         fit = find_board(frame, board_params, game=game, corners_px=corners,
-                         intrinsics=intrinsics)
+                         intrinsics=intrinsics, estimate_lens=False)
     except VisionError as exc:
         raise BoardCalibrationError(f"{game} board not found in the calibration frame: {exc}") \
             from None
@@ -205,7 +205,7 @@ def _prefer_lines(frame: npt.NDArray[np.uint8], fit: BoardFit, params: BoardPara
 
     try:
         lines = find_board(frame, replace(params, use_aruco=False), game="dition",
-                           intrinsics=intrinsics)
+                           intrinsics=intrinsics, estimate_lens=False)
     except VisionError:
         return fit
     markers_seen = len(list(fit.extra.get("marker_ids", ())))  # type: ignore[call-overload]

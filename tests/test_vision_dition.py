@@ -169,3 +169,47 @@ def test_sigma_is_an_honest_uncertainty() -> None:
     ratios = np.array(ratios)
     assert np.mean(ratios < 4) > 0.97
     assert np.median(ratios) > 0.2  # not absurdly pessimistic
+
+
+def _hot_spot_frame(seed: int):
+    """White discs (singles, a touching pair, a touching triangle, some on the drawn lines) under
+    a strong hot spot that clips the paper and their faces at the sensor's white, a few black
+    ones; a calibrated camera."""
+    rng = np.random.default_rng(seed)
+    whites = [(8.0, 8.0), (9.0, 8.0), (8.5, 8.0 + math.sqrt(3) / 2), (12.0, 9.5), (10.5, 12.0), (11.5, 12.0),
+              (7.0, 11.0), (13.0, 7.0), (10.0, 3.0), (3.0, 10.5), (14.5, 13.2), (9.3, 14.5), (12.8, 5.6)]
+    discs = [SimDisc(x, y, "white") for x, y in whites]
+    discs += [SimDisc(6.0, 6.0, "black"), SimDisc(14.0, 11.0, "black"), SimDisc(10.0, 10.0, "black")]
+    cam = look_at_board("dition", tilt_deg=float(rng.uniform(5, 12)), rotation_deg=float(rng.uniform(-30, 30)),
+                        tilt_azimuth_deg=float(rng.uniform(0, 360)), distortion=(-0.05, 0.01, 0.0, 0.0, 0.0))
+    opts = RenderOptions.random(rng, ambient=1.05, hot_spot_xy=(0.5, 0.5), hot_spot_strength=0.28,
+                                hot_spot_radius=0.3, glare=0.3, gradient=0.0)
+    return discs, cam, render_dition(discs, cam, rng, options=opts)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_white_discs_on_clipped_paper_under_a_hot_spot(seed: int) -> None:
+    """The paper and the white faces around the hot spot are clipped at 255 (dot and rim all
+    but washed out): every white disc is still found once, and no phantom appears at the notch
+    between touching white discs or the gap between three."""
+    import cv2
+
+    discs, cam, r = _hot_spot_frame(seed)
+    gray = cv2.cvtColor(r.image, cv2.COLOR_BGR2GRAY)
+    centre_px = np.mean(r.truth["corners_px"], axis=0).astype(int)
+    x, y = centre_px
+    assert np.mean(gray[y - 150:y + 150, x - 150:x + 150] >= 250) > 0.85  # the scene is really clipped
+    k = _intrinsics(cam)
+    fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k)
+    check_frame(discs, detect_discs(r.image, fit, intrinsics=k))
+
+
+def test_hot_spot_frames_give_no_phantoms() -> None:
+    """Under harsher exposure some white discs stay invisible, but nothing is reported that
+    is not a disc."""
+    for seed in (0, 5, 8, 10, 15, 22):
+        discs, cam, r = _hot_spot_frame(seed)
+        k = _intrinsics(cam)
+        fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k)
+        _, _, phantoms, colours = match(discs, detect_discs(r.image, fit, intrinsics=k))
+        assert (phantoms, colours) == (0, 0), f"seed {seed}: phantoms {phantoms}, wrong colours {colours}"

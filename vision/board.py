@@ -186,10 +186,20 @@ def fit_from_corners(
     return BoardFit(_check_corners(corners_px), fit.H_image_to_board, fit.H_board_to_image, game, "corners")
 
 
+def board_intrinsics(board: BoardFit, intrinsics: Intrinsics | None = None) -> Intrinsics | None:
+    """The lens model to use with `board`: the caller's intrinsics when given, else the one
+    estimated from the board itself (`vision.lens`, extra["intrinsics"]), else None."""
+    if intrinsics is not None:
+        return intrinsics
+    est = board.extra.get("intrinsics")
+    return est if isinstance(est, Intrinsics) else None
+
+
 def board_to_image(
     points_board: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None = None
 ) -> np.ndarray:
     """(N, 2) board units (on the board plane) -> (N, 2) captured pixels."""
+    intrinsics = board_intrinsics(board, intrinsics)
     pts = apply_homography(board.H_board_to_image, points_board)
     return intrinsics.distort_points(pts) if intrinsics is not None else pts
 
@@ -198,6 +208,7 @@ def image_to_board(
     points_px: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None = None
 ) -> np.ndarray:
     """(N, 2) captured pixels -> (N, 2) board units (on the board plane)."""
+    intrinsics = board_intrinsics(board, intrinsics)
     pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 2)
     if intrinsics is not None:
         pts = intrinsics.undistort_points(pts)
@@ -213,7 +224,7 @@ def rectify_maps(
     """What `rectify` warps with: a 3x3 matrix (no distortion) or remap maps (cached)."""
     return _rectify_maps_cached(
         board.H_board_to_image.tobytes(), board.size_board, float(scale_px_per_unit),
-        float(margin_board), intrinsics,
+        float(margin_board), board_intrinsics(board, intrinsics),
     )
 
 
@@ -277,7 +288,7 @@ def board_to_image_lookup(
 
     mx, my = _coord_maps_cached(
         board.H_board_to_image.tobytes(), board.size_board, float(scale_px_per_unit),
-        float(margin_board), intrinsics,
+        float(margin_board), board_intrinsics(board, intrinsics),
     )
     pts = np.asarray(points_board, dtype=np.float32).reshape(-1, 2)
     u = (pts[:, 0] + margin_board) * scale_px_per_unit
@@ -379,10 +390,20 @@ def find_board(
     game: str = "dition",
     corners_px: np.ndarray | None = None,
     intrinsics: Intrinsics | None = None,
+    estimate_lens: bool = True,
 ) -> BoardFit:
     """Locate the board. Given corners win; then ArUco; then the drawn lines (Dition) or
-    vision.domination_board (Domination). Raises BoardNotFoundError naming what was tried."""
+    vision.domination_board (Domination). Raises BoardNotFoundError naming what was tried.
+
+    Dition without intrinsics (and `estimate_lens`): the lens distortion is estimated from the
+    drawn lines (`vision.lens`) and the board re-fitted through it; the fit then carries the
+    model (extra["lens"] == "estimated", extra["intrinsics"]) for every later stage."""
     _check_game(game)
+    if intrinsics is None and estimate_lens and game == "dition":
+        from vision.lens import with_estimated_lens
+
+        plain = find_board(frame, params, game=game, corners_px=corners_px, estimate_lens=False)
+        return with_estimated_lens(frame, plain, board_params=params)
     if corners_px is not None:
         return fit_from_corners(corners_px, game, intrinsics)
     gray = as_gray(frame)  # validates
@@ -416,8 +437,10 @@ def board_moved(
     Dition: the drawn squares are re-measured starting from the previous fit; a corner shift
     beyond params.moved_threshold_px, or lines no longer found there, means it moved.
     ArUco fits re-detect the markers. Other fits re-run find_board and compare corners.
+    A lens estimated with `previous` (vision.lens) is used when no intrinsics are given.
     """
     shift: float
+    intrinsics = board_intrinsics(previous, intrinsics)
     try:
         if previous.game == "dition":
             gray = as_gray(frame)

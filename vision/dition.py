@@ -12,6 +12,12 @@ Stage: `detect_discs(frame, board, params, *, intrinsics) -> list[DiscReading]`.
    their own colour have little outline to vote with: grey-dot blobs (determinant of Hessian)
    that no outline candidate explains are added, and must then prove themselves (a round dot
    all around, a uniform face, not on a drawn line or a corner of the squares).
+   White discs on paper clipped at the sensor's white (a strong hot spot) keep only a faint,
+   shrunken dot and their side and shadow: on a clipped face a weaker blob counts (clipped
+   pixels carry no noise), the dot may look 44 % smaller, a dot on a line counts when no
+   ink shows around it (the disc hides the line), a washed-out dot counts when the outline fit
+   finds the rim around it, and readings closer than discs can lie keep the best-supported one
+   (the notch between two touching discs and the gap between three look like dots there).
 3. Colour: the face between the dot and the rim against the local plate brightness (a
    morphological closing), with the grey dot as second vote (brighter than a black face, darker
    than a white one), so glare on a black face does not make it white.
@@ -40,6 +46,7 @@ from vision.board import (
     DITION_SQUARES,
     BoardFit,
     as_gray,
+    board_intrinsics,
     board_to_image,
     board_to_image_lookup,
     rectify,
@@ -72,14 +79,33 @@ class DiscParams:
     chroma_weight: float = 1.0
     #: a dot-only candidate: determinant-of-Hessian blob response at the dot's scale
     min_dot_response: float = 10.0
+    #: ... times this on a white face clipped all around (clipped pixels carry no noise)
+    clipped_dot_response: float = 0.4
     #: dot-only candidates: share of the rays that must cross the dot's rim
     min_dot_cover: float = 0.75
+    #: ... on a clipped white face
+    clipped_dot_cover: float = 0.85
     #: dot-only candidates this close to a drawn line are ink or noise on it, not dots
     line_exclusion_board: float = 0.12
     #: ... the same without camera intrinsics (lens distortion bends the lines)
     line_exclusion_uncalibrated_board: float = 0.4
+    #: ... unless the face around them is clipped with no ink showing (a disc hides the line)
+    #: and this share of the rays agree on the dot's rim
+    hidden_ink_dot_cover: float = 0.95
+    #: grey levels below `clip_level` that still count as clipped in that test
+    hidden_ink_margin: float = 10.0
+    #: a faint dot on a clipped face counts when the outline fit, centred within this of it,
+    #: finds the disc's rim
+    rim_only_max_shift_board: float = 0.08
+    #: ... and at least this share of the rays agree on that rim (the side and the shadow show
+    #: about half of it)
+    rim_only_min_cover: float = 0.3
     #: dot-only candidates this close to a corner of the drawn squares are ink, not dots
     corner_exclusion_board: float = 0.25
+    #: a white disc's fits start from a dot blob this close to its vote peak
+    dot_snap_board: float = 0.3
+    #: ... when it lies further than this from it (closer, the peak is the better start)
+    dot_snap_min_board: float = 0.08
     #: a candidate needs this share of a full circle's votes
     min_vote_fraction: float = 0.30
     #: face brightness / local plate brightness: black below, white above (with the dot's help)
@@ -88,6 +114,14 @@ class DiscParams:
     min_rim_step: float = 3.0
     #: outline rays are used where the disc's visible side is thinner than this
     max_band_board: float = 0.012
+    #: grey level from which a white face counts as clipped at the sensor's white
+    clip_level: float = 250.0
+    #: minimum grey step per profile sample for the rim of a dot on a clipped white face
+    clipped_dot_step: float = 2.0
+    #: a grey dot on a clipped white face may look this much smaller (share of its radius)
+    clipped_dot_shrink: float = 0.44
+    #: ... for a dot-only candidate (no outline votes for it)
+    clipped_dot_only_shrink: float = 0.44
     #: radial rays for the sub-pixel fits
     n_rays: int = 24
     #: horizontal field of view assumed when no intrinsics are given and the tilt is too small
@@ -202,9 +236,11 @@ def detect_discs(
     *,
     intrinsics: Intrinsics | None = None,
 ) -> list[DiscReading]:
-    """Every disc on the Dition board, sorted by (y, x)."""
+    """Every disc on the Dition board, sorted by (y, x). Without intrinsics, the lens model
+    estimated with the board (vision.lens, BoardFit.extra["intrinsics"]) is used if any."""
     import cv2
 
+    intrinsics = board_intrinsics(board, intrinsics)
     gray = as_gray(frame)
     s = params.scale_px_per_unit
     m = params.margin_board
@@ -215,10 +251,10 @@ def detect_discs(
     cands, votes = _candidates(rectf, white_img, params)
     # discs hemmed in on all sides by their own colour have little outline to vote with, but
     # their grey dot is always in view: add dot-like spots that no outline candidate explains
-    dots = _dot_candidates(rectf, params)
-    if len(dots) and len(cands):
-        from scipy.spatial import cKDTree
+    from scipy.spatial import cKDTree
 
+    dots = all_dots = _dot_candidates(rectf, params)
+    if len(dots) and len(cands):
         near, _ = cKDTree(cands).query(dots)
         dots = dots[near > params.min_separation_board * s]
     from_dot = np.r_[np.zeros(len(cands), bool), np.ones(len(dots), bool)]
@@ -240,15 +276,26 @@ def detect_discs(
     # the face; white: a face near or above the plate and a darker dot
     black_score = (params.black_ratio - ratio) / 0.12 + np.clip((dotv - face) / 40.0, -1.0, 1.0)
     is_black = black_score > 0
+    # a white disc on clipped paper votes with its shadow side only, and its vote peak can lie
+    # off the centre by more than the dot fit reaches: start its fits from its dot's blob
+    if len(all_dots):
+        d_dot, j_dot = cKDTree(all_dots).query(cands)
+        snap = ~from_dot & ~is_black & (d_dot < params.dot_snap_board * s) & (d_dot > params.dot_snap_min_board * s)
+        centres0[snap] = all_dots[j_dot[snap]] / s - m
 
     geom = camera_geometry(board, (gray.shape[1], gray.shape[0]), intrinsics, params.default_hfov_deg)
     grayf = gray  # profiles are sampled from uint8 (quantisation << sensor noise)
     # one sampling pass for both fits: rays from each candidate across the dot and the rim
     vals, u = _sample_profiles(grayf, board, intrinsics, centres0, np.r_[DOT_RADII, RIM_RADII], params.n_rays)
     nd = len(DOT_RADII)
-    top, top_sigma, dot_ok, dot_cover = _refine_dots(
-        grayf, board, intrinsics, centres0, is_black, params, sampled=(vals[..., :nd], u))
-    outline_c, outline_sigma, outline_ok = _refine_outline(
+    # the leniency for dots on clipped white faces needs the face clipped all around the dot,
+    # with no ink showing (a drawn line through clipped paper is no disc's dot)
+    clear = np.zeros(len(cands), bool)
+    if (~is_black).any():
+        clear[~is_black] = _clipped_annulus(rect, (centres0[~is_black] + m) * s, params)
+    top, top_sigma, dot_ok, dot_cover, dot_clipped = _refine_dots(
+        grayf, board, intrinsics, centres0, is_black, params, sampled=(vals[..., :nd], u), clear=clear)
+    outline_c, outline_sigma, outline_ok, outline_cover = _refine_outline(
         grayf, board, intrinsics, top, is_black, geom, params, origins=centres0,
         sampled=(vals[..., nd:], u))
     # combine the two estimates of the top face centre, then undo the thickness parallax
@@ -280,21 +327,43 @@ def detect_discs(
         # centred on one still has its outline to vote with
         corners = np.array([(a, b) for lo, hi in DITION_SQUARES for a in (lo, hi) for b in (lo, hi)])
         d_corner = np.min(np.linalg.norm(centres0[:, None, :] - corners[None], axis=2), axis=1)
-        uniform &= (d_corner > params.corner_exclusion_board) & (dot_cover >= params.min_dot_cover)
         # ... and so does noise on a drawn line; a hemmed-in disc centred exactly on a line is
         # rare enough to leave to the players
         # (without the lens model a distorted line bows away from where the square is drawn
         # in the rectified image, so the band is wider)
         band = params.line_exclusion_board if intrinsics is not None else max(
             params.line_exclusion_board, params.line_exclusion_uncalibrated_board)
-        uniform &= _distance_to_lines(centres0) > band
-    conf = np.where(from_dot, np.where(dot_ok & uniform, 0.4 + 0.3 * contrast + 0.3 * outline_ok, 0.0), conf)
+        off_ink = (d_corner > params.corner_exclusion_board) & (_distance_to_lines(centres0) > band)
+        # except where the ink is hidden: a round dot on a white face clipped all around, with
+        # no trace of the line or corner it lies on, is a disc covering them
+        hidden = from_dot & ~off_ink & dot_clipped & (dot_cover >= params.hidden_ink_dot_cover)
+        # (a clipped face is clipped all around the dot: the notch where two white discs touch,
+        # or the gap between three, looks like a dot there too, but often shows the discs' rims
+        # running out through the ring around it)
+        annulus_ok = clear | ~dot_clipped
+        # (and a rounder dot: those notches and gaps are round but for their cusps)
+        min_cover = np.where(dot_clipped, params.clipped_dot_cover, params.min_dot_cover)
+        uniform &= (off_ink | (hidden & annulus_ok)) & (dot_cover >= min_cover) & annulus_ok
+    dot_conf = np.where(dot_ok & uniform, 0.4 + 0.3 * contrast + 0.3 * outline_ok, 0.0)
+    if from_dot.any():
+        # a white disc on clipped paper whose dot is all but washed out still shows its side
+        # and its shadow to the outline fit: with a clipped face all around the faint dot and the
+        # outline centred on it, that is a disc
+        moved = np.linalg.norm(outline_c - centres0, axis=1)
+        rim_only = (from_dot & ~dot_ok & outline_ok & dot_clipped & annulus_ok & off_ink
+                    & (moved < params.rim_only_max_shift_board) & (outline_cover >= params.rim_only_min_cover))
+        dot_conf = np.where(rim_only, 0.45 + 0.2 * contrast, dot_conf)
+    conf = np.where(from_dot, dot_conf, conf)
     # every disc shows its dot or its rim to the sub-pixel fits; a vote peak that shows
     # neither is a coincidence of edges between discs
     keep = inside & (conf >= params.min_confidence) & (dot_ok | outline_ok)
     idx = np.flatnonzero(keep)
     if len(idx) == 0:
         return []
+    # discs cannot overlap: of two readings closer than that, the outline's candidate (then the
+    # more confident one) stays, a dot-only one is a feature of its neighbour (a rim, a seam)
+    idx = _non_overlapping(centre, idx, conf - from_dot + 0.1 * dot_cover + 0.3 * outline_ok,
+                           params.min_separation_board)
     conf = np.clip(conf, 0.0, 1.0)
     px = board_to_image(centre[idx], board, intrinsics)
     out = [
@@ -396,6 +465,47 @@ def _candidates(
     return sub.astype(np.float64), val / full * (2 * math.pi * r)
 
 
+def _non_overlapping(
+    centres: np.ndarray, idx: np.ndarray, rank: np.ndarray, min_separation: float,
+    conflict_penalty: float = 0.05,
+) -> np.ndarray:
+    """The indices `idx` without any centre closer than `min_separation` to a higher-ranked one
+    (sorted); each conflict lowers a reading's rank by `conflict_penalty`."""
+    from scipy.spatial import cKDTree
+
+    pairs = cKDTree(centres[idx]).query_pairs(min_separation, output_type="ndarray")
+    if len(pairs) == 0:
+        return idx
+    # among near-equals, the one in conflict with more readings goes first: the notch between
+    # two touching discs (or the gap between three) sits within reach of each of them
+    degree = np.bincount(pairs.ravel(), minlength=len(idx))
+    order = np.argsort(-(rank[idx] - conflict_penalty * degree), kind="stable")
+    pos = np.empty(len(idx), int)
+    pos[order] = np.arange(len(idx))
+    drop = np.zeros(len(idx), bool)
+    # visit pairs from the strongest member down: a dropped reading suppresses nothing
+    first = np.minimum(pos[pairs[:, 0]], pos[pairs[:, 1]])
+    for a, b in pairs[np.argsort(first, kind="stable")]:
+        hi, lo = (a, b) if pos[a] < pos[b] else (b, a)
+        if not drop[hi]:
+            drop[lo] = True
+    return np.sort(idx[~drop])
+
+
+def _clipped_annulus(rect: np.ndarray, cands_px: np.ndarray, params: DiscParams) -> np.ndarray:
+    """Whether every rectified pixel between 0.2 and 0.4 diameters of each candidate is clipped
+    white (no ink shows through: the drawn line or corner there is under a disc's face)."""
+    s = params.scale_px_per_unit
+    ang = np.linspace(0, 2 * math.pi, 48, endpoint=False)
+    radii = np.array([0.2, 0.26, 0.33, 0.4]) * params.disc_diameter_board * s
+    h, w = rect.shape
+    xs = cands_px[:, None, None, 0] + radii[None, :, None] * np.cos(ang)[None, None, :]
+    ys = cands_px[:, None, None, 1] + radii[None, :, None] * np.sin(ang)[None, None, :]
+    xi = np.clip(np.rint(xs).astype(int), 0, w - 1)
+    yi = np.clip(np.rint(ys).astype(int), 0, h - 1)
+    return np.min(rect[yi, xi].reshape(len(cands_px), -1), axis=1) >= params.clip_level - params.hidden_ink_margin
+
+
 def _distance_to_lines(points_board: np.ndarray) -> np.ndarray:
     """Distance of each point to the nearest drawn line of the Dition board."""
     best = np.full(len(points_board), np.inf)
@@ -423,7 +533,21 @@ def _dot_candidates(rect: np.ndarray, params: DiscParams) -> np.ndarray:
     resp = np.sqrt(np.maximum(dxx * dyy - dxy * dxy, 0.0))
     ksz = round(params.min_separation_board * s) | 1
     dil = cv2.dilate(resp, np.ones((ksz, ksz), np.uint8))
-    ys, xs = np.nonzero((resp >= dil) & (resp > params.min_dot_response))
+    low = params.min_dot_response * params.clipped_dot_response
+    ys, xs = np.nonzero((resp >= dil) & (resp > low))
+    # a dot on a white face clipped at the sensor's white keeps little contrast, but clipped
+    # pixels carry no noise either: a weaker blob counts there when the face all around is clipped
+    weak = resp[ys, xs] <= params.min_dot_response
+    if weak.any():
+        ang = np.linspace(0, 2 * math.pi, 16, endpoint=False)
+        rr = 0.3 * params.disc_diameter_board * s
+        h, w = rect.shape
+        xi = np.clip(np.rint(xs[weak, None] + rr * np.cos(ang)).astype(int), 0, w - 1)
+        yi = np.clip(np.rint(ys[weak, None] + rr * np.sin(ang)).astype(int), 0, h - 1)
+        clipped = np.min(rect[yi, xi], axis=1) >= params.clip_level
+        keep = ~weak
+        keep[np.flatnonzero(weak)[clipped]] = True
+        xs, ys = xs[keep], ys[keep]
     return np.stack([xs, ys], axis=1).astype(np.float64)
 
 
@@ -505,7 +629,7 @@ def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray) -
 def _fit_circles(
     centres: np.ndarray, u: np.ndarray, r_edge: np.ndarray, ok: np.ndarray, radius: float,
     fixed_radius: bool,
-    radius_tolerance: float = 0.25,
+    radius_tolerance: float | np.ndarray = 0.25,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Robust least-squares circles through the edge points c0 + r u, all discs at once
     (Gauss-Newton on the geometric distance, then 3-sigma rejection, twice).
@@ -560,10 +684,13 @@ def _refine_dots(
     is_black: np.ndarray,
     params: DiscParams,
     sampled: tuple[np.ndarray, np.ndarray] | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    clear: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Centres of the grey dots (= top face centres, projected on the board plane), their
-    uncertainty, success and the share of rays that agree with the circle. `sampled`: the
-    profiles (N, rays, DOT_RADII) and ray directions, when already taken."""
+    uncertainty, success, the share of rays that agree with the circle and whether the face
+    around the dot is clipped at the sensor's white. `sampled`: the
+    profiles (N, rays, DOT_RADII) and ray directions, when already taken; `clear` (N,): where the
+    face may count as clipped (no ink around the dot)."""
     r_dot = params.dot_diameter_board / 2
     radii = DOT_RADII
     # dot on black: brighter inside -> darker outward (-1); on white: darker inside (+1)
@@ -574,14 +701,25 @@ def _refine_dots(
         sampled = _sample_profiles(grayf, board, intrinsics, c, radii, params.n_rays)
     vals, u = sampled
     r_edge, strength = _edge_positions(vals, radii, polarity)
-    ok = (strength > 4.0) & (np.abs(r_edge - r_dot) < 0.09)
-    # a dot in glare looks smaller (its rim clips at white): be lenient with its radius
-    c, sig, ok_all, cover, radius = _fit_circles(c, u, r_edge, ok, r_dot, fixed_radius=False,
-                                                 radius_tolerance=0.4)
+    # a dot in glare looks smaller (its rim clips at white): be lenient with its radius; on a
+    # white face clipped at the sensor's white the blurred rim is cut below its midpoint, and
+    # the steepest step moves well inside (to ~0.6 of the radius); clipped pixels carry no
+    # noise, so a weaker step is still an edge there
+    clipped = ~is_black & (np.median(vals[:, :, radii >= 0.2], axis=(1, 2)) >= params.clip_level)
+    if clear is not None:
+        clipped &= clear
+    min_step = np.where(clipped, params.clipped_dot_step, 4.0)
+    ok = (strength > min_step[:, None]) & (np.abs(r_edge - r_dot) < 0.09)
+    c, sig, ok_all, cover, radius = _fit_circles(
+        c, u, r_edge, ok, r_dot, fixed_radius=False,
+        radius_tolerance=np.where(clipped, max(params.clipped_dot_shrink, 0.4), 0.4))
     # share of the rays whose rim agrees with one circle: all around for a real dot; rays
-    # across a drawn line find its edges at 0.03 / sin(angle), which no circle fits
-    cover = np.where(np.abs(radius - r_dot) < 0.3 * r_dot, cover, 0.0)
-    return c, sig, ok_all, cover
+    # across a drawn line find its edges at 0.03 / sin(angle), which no circle fits (this
+    # decides dot-only candidates: on a clipped face the notch between two touching discs looks
+    # like a small dot, so the radius may shrink less there)
+    shrink = np.where(clipped, params.clipped_dot_only_shrink, 0.3)
+    cover = np.where((radius > (1 - shrink) * r_dot) & (radius < 1.3 * r_dot), cover, 0.0)
+    return c, sig, ok_all, cover, clipped
 
 
 def _refine_outline(
@@ -594,8 +732,9 @@ def _refine_outline(
     params: DiscParams,
     origins: np.ndarray | None = None,
     sampled: tuple[np.ndarray, np.ndarray] | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Top face centres from the top rim. The disc's side shows as a band outside the rim on
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Top face centres from the top rim (centres, 1-sigma, success, share of the rays on the
+    circle). The disc's side shows as a band outside the rim on
     the camera's side (its colours are unknown: half white, half black on a two-faced disc), so
     only rays where that band is thinner than `max_band_board` are used: there the rim borders
     the plate (or a neighbour), dark disc brighter outward, bright disc darker outward."""
@@ -611,8 +750,8 @@ def _refine_outline(
     r_edge, strength = _edge_positions(vals, radii, polarity)
     band = -np.einsum("rk,nk->nr", u, delta)  # width of the visible side outside the rim
     ok = (band < params.max_band_board) & (strength > params.min_rim_step) & (np.abs(r_edge - r_top) < 0.08)
-    c, sig, good, _, _ = _fit_circles(origins, u, r_edge, ok, r_top, fixed_radius=True)
-    return c, sig, good
+    c, sig, good, cover, _ = _fit_circles(origins, u, r_edge, ok, r_top, fixed_radius=True)
+    return c, sig, good, cover
 
 
 if __name__ == "__main__":  # python -m vision.dition IMAGE  (board from its lines or markers)
