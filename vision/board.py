@@ -724,33 +724,40 @@ def _line_constraints() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 _LINE_PTS, _LINE_AXIS, _LINE_CONST = _line_constraints()
 
 
-def _refine_pass(
+def line_profiles(
     gray: np.ndarray,
-    H_i2b: np.ndarray,
-    params: BoardParams,
+    H_board_to_image: np.ndarray,
+    pts_board: np.ndarray,
+    axis: np.ndarray,
+    offsets_board: np.ndarray,
     intrinsics: Intrinsics | None,
-    halfwidth_board: float,
-) -> tuple[np.ndarray, float, float]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Grey profiles across drawn lines: for each point on a line (board units; `axis` 0 for a
+    line x = c, 1 for y = c) the samples at `offsets_board` along the line's normal, taken in
+    the captured image (through the lens when known). (values (N, n) float64, sample points
+    undistorted px (N, n, 2), sample points captured px (N, n, 2), inside: the whole profile
+    lies in the image)."""
     import cv2
 
-    H_b2i = np.linalg.inv(H_i2b)
-    pts_b = _LINE_PTS
-    axis = _LINE_AXIS
-    normal_b = np.zeros_like(pts_b)
+    normal_b = np.zeros_like(pts_board)
     normal_b[axis == 0, 0] = 1.0
     normal_b[axis == 1, 1] = 1.0
-    n_prof = 25
-    s = np.linspace(-halfwidth_board, halfwidth_board, n_prof)
-    prof_b = pts_b[:, None, :] + s[None, :, None] * normal_b[:, None, :]
-    prof_u = apply_homography(H_b2i, prof_b.reshape(-1, 2))  # undistorted px
+    n_prof = len(offsets_board)
+    prof_b = pts_board[:, None, :] + offsets_board[None, :, None] * normal_b[:, None, :]
+    prof_u = apply_homography(H_board_to_image, prof_b.reshape(-1, 2))  # undistorted px
     prof_px = intrinsics.distort_points(prof_u) if intrinsics is not None else prof_u
     mx = prof_px[:, 0].reshape(-1, n_prof).astype(np.float32)
     my = prof_px[:, 1].reshape(-1, n_prof).astype(np.float32)
     vals = cv2.remap(gray, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-    vals = vals.astype(np.float64)
     h, w = gray.shape
     inside = (mx >= 0).all(1) & (my >= 0).all(1) & (mx < w - 1).all(1) & (my < h - 1).all(1)
-    # smooth a little along the profile, then the darkest sample and a parabola through it
+    return (vals.astype(np.float64), prof_u.reshape(-1, n_prof, 2),
+            np.asarray(prof_px).reshape(-1, n_prof, 2), inside)
+
+
+def darkest_subpixel(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per profile, the darkest sample after light smoothing and the parabola's sub-sample
+    offset through it: (index (N,) int, offset (N,) in [-0.5, 0.5], smoothed darkest value)."""
     vs = vals.copy()
     vs[:, 1:-1] = 0.25 * vals[:, :-2] + 0.5 * vals[:, 1:-1] + 0.25 * vals[:, 2:]
     k = np.argmin(vs[:, 1:-1], axis=1) + 1
@@ -758,7 +765,25 @@ def _refine_pass(
     y0, y1, y2 = vs[rows, k - 1], vs[rows, k], vs[rows, k + 1]
     denom = y0 - 2 * y1 + y2
     off = np.where(denom > 1e-9, 0.5 * (y0 - y2) / np.maximum(denom, 1e-9), 0.0)
-    off = np.clip(off, -0.5, 0.5)
+    return k, np.clip(off, -0.5, 0.5), y1
+
+
+def _refine_pass(
+    gray: np.ndarray,
+    H_i2b: np.ndarray,
+    params: BoardParams,
+    intrinsics: Intrinsics | None,
+    halfwidth_board: float,
+) -> tuple[np.ndarray, float, float]:
+
+    H_b2i = np.linalg.inv(H_i2b)
+    pts_b = _LINE_PTS
+    axis = _LINE_AXIS
+    n_prof = 25
+    s = np.linspace(-halfwidth_board, halfwidth_board, n_prof)
+    vals, pu, _, inside = line_profiles(gray, H_b2i, pts_b, axis, s, intrinsics)
+    k, off, y1 = darkest_subpixel(vals)
+    rows = np.arange(len(vals))
     pos = k + off
     side = max(2, n_prof // 6)
     left = vals[:, :side].mean(1)
@@ -771,7 +796,6 @@ def _refine_pass(
     t = np.clip(pos, 0, n_prof - 1)
     i0 = np.clip(np.floor(t).astype(int), 0, n_prof - 2)
     fr = t - i0
-    pu = prof_u.reshape(-1, n_prof, 2)
     centre_u = pu[rows, i0] * (1 - fr)[:, None] + pu[rows, i0 + 1] * fr[:, None]
     support = float(ok.mean())
     if ok.sum() < 12:

@@ -30,9 +30,10 @@ from vision.board import (
     DITION_SQUARES,
     BoardFit,
     BoardParams,
-    apply_homography,
     as_gray,
     board_intrinsics,
+    darkest_subpixel,
+    line_profiles,
 )
 from vision.camera import Intrinsics
 from vision.errors import BoardNotFoundError
@@ -107,33 +108,15 @@ def sample_drawn_lines(
 ) -> LineSamples:
     """The centres of the 8 drawn Dition lines in captured pixels, found by cross profiles
     around where `board` (and its lens, if any) predicts them. Discs on a line drop samples."""
-    import cv2
 
     gray = as_gray(frame)
     intr = board_intrinsics(board)
     pts_b, axis, ids = _line_layout(params.samples_per_unit)
-    normal_b = np.zeros_like(pts_b)
-    normal_b[axis == 0, 0] = 1.0
-    normal_b[axis == 1, 1] = 1.0
     n_prof = 41
     s = np.linspace(-params.profile_halfwidth_board, params.profile_halfwidth_board, n_prof)
-    prof_b = pts_b[:, None, :] + s[None, :, None] * normal_b[:, None, :]
-    prof_u = apply_homography(board.H_board_to_image, prof_b.reshape(-1, 2))
-    prof_px = intr.distort_points(prof_u) if intr is not None else prof_u
-    mx = prof_px[:, 0].reshape(-1, n_prof).astype(np.float32)
-    my = prof_px[:, 1].reshape(-1, n_prof).astype(np.float32)
-    vals = cv2.remap(gray, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-    vals = vals.astype(np.float64)
-    h, w = gray.shape
-    inside = (mx >= 0).all(1) & (my >= 0).all(1) & (mx < w - 1).all(1) & (my < h - 1).all(1)
-    vs = vals.copy()
-    vs[:, 1:-1] = 0.25 * vals[:, :-2] + 0.5 * vals[:, 1:-1] + 0.25 * vals[:, 2:]
-    k = np.argmin(vs[:, 1:-1], axis=1) + 1
-    rows = np.arange(len(vs))
-    y0, y1, y2 = vs[rows, k - 1], vs[rows, k], vs[rows, k + 1]
-    denom = y0 - 2 * y1 + y2
-    off = np.where(denom > 1e-9, 0.5 * (y0 - y2) / np.maximum(denom, 1e-9), 0.0)
-    off = np.clip(off, -0.5, 0.5)
+    vals, _, pp, inside = line_profiles(gray, board.H_board_to_image, pts_b, axis, s, intr)
+    k, off, y1 = darkest_subpixel(vals)
+    rows = np.arange(len(vals))
     # both sides of the line: the samples a few line widths away from the minimum
     gap = max(3, n_prof // 10)
     idx = np.arange(n_prof)[None, :]
@@ -150,7 +133,6 @@ def sample_drawn_lines(
     pos = np.clip(k + off, 0, n_prof - 1)
     i0 = np.clip(np.floor(pos).astype(int), 0, n_prof - 2)
     fr = pos - i0
-    pp = prof_px.reshape(-1, n_prof, 2)
     centre_px = pp[rows, i0] * (1 - fr)[:, None] + pp[rows, i0 + 1] * fr[:, None]
     return LineSamples(centre_px[ok], ids[ok])
 
