@@ -20,16 +20,27 @@ def open_log(path: str | None) -> Any:
 
 
 def parse_corners(text: str | None) -> list[list[float]] | None:
-    """`x0,y0,x1,y1,x2,y2,x3,y3` -> [[x0, y0], ...] (corner i of the board frame)."""
+    """`x0,y0,x1,y1,x2,y2,x3,y3` (commas or semicolons) -> [[x0, y0], ...] (corner i of the
+    board frame), None when not given; ValueError naming the problem."""
     if text is None:
         return None
+    parts = [p for p in text.replace(";", ",").split(",") if p.strip()]
+    if len(parts) != 8:
+        raise ValueError(
+            f"--corners needs 8 numbers x0,y0,x1,y1,x2,y2,x3,y3, got {len(parts)}: {text!r}")
     try:
-        values = [float(v) for v in text.split(",")]
+        v = [float(p) for p in parts]
     except ValueError:
-        raise SystemExit(f"--corners: {text!r} is not eight numbers separated by commas")
-    if len(values) != 8:
-        raise SystemExit(f"--corners needs 8 numbers (4 corners x, y), got {len(values)}")
-    return [values[i:i + 2] for i in range(0, 8, 2)]
+        raise ValueError(f"--corners has a value that is not a number: {text!r}") from None
+    return [[v[2 * i], v[2 * i + 1]] for i in range(4)]
+
+
+def corners_or_exit(text: str | None) -> list[list[float]] | None:
+    """`parse_corners` for commands that stop with the message on a bad option."""
+    try:
+        return parse_corners(text)
+    except ValueError as exc:
+        raise SystemExit(f"referee: {exc}") from None
 
 
 def add_board_options(parser: argparse.ArgumentParser) -> None:

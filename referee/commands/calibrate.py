@@ -114,17 +114,15 @@ def _frame_and_base(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _corners(text: str | None) -> Any:
-    if text is None:
-        return None
     import numpy as np
 
+    from referee.commands._common import parse_corners
+
     try:
-        values = [float(v) for v in text.replace(";", ",").split(",") if v.strip()]
-    except ValueError:
-        raise _UsageError(f"--corners must be 8 numbers X0,Y0,...,X3,Y3, got {text!r}") from None
-    if len(values) != 8:
-        raise _UsageError(f"--corners must be 8 numbers X0,Y0,...,X3,Y3, got {len(values)}")
-    return np.array(values).reshape(4, 2)
+        corners = parse_corners(text)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    return None if corners is None else np.array(corners)
 
 
 def _camera(args: argparse.Namespace) -> dict[str, Any]:

@@ -22,6 +22,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from referee.commands._common import parse_corners
+
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm")
 
 
@@ -39,18 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "1 of a live camera or stream)")
     parser.add_argument("images", nargs="+", metavar="IMAGE",
                         help="image files, or any source spec (folder, video, URL, camera, sim:)")
-
-
-def parse_corners(text: str) -> list[list[float]]:
-    """'x0,y0,...,x3,y3' -> [[x0, y0], ..., [x3, y3]]; ValueError naming the problem."""
-    parts = [p for p in text.replace(";", ",").split(",") if p.strip()]
-    if len(parts) != 8:
-        raise ValueError(f"--corners needs 8 numbers x0,y0,x1,y1,x2,y2,x3,y3, got {len(parts)}: {text!r}")
-    try:
-        v = [float(p) for p in parts]
-    except ValueError:
-        raise ValueError(f"--corners has a value that is not a number: {text!r}") from None
-    return [[v[2 * i], v[2 * i + 1]] for i in range(4)]
 
 
 def _load_calibration(path: str) -> tuple[Any, Any]:
@@ -159,7 +149,7 @@ def _read_image(path: str) -> tuple[Any, str | None]:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        corners = parse_corners(args.corners) if args.corners else None
+        corners = parse_corners(args.corners)
     except ValueError as exc:
         print(f"referee detect: {exc}", file=sys.stderr)
         return 2

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from referee.commands._common import add_board_options, load_calibration, parse_corners
+from referee.commands._common import add_board_options, corners_or_exit, load_calibration
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     def out(event: dict) -> None:
         print(json.dumps({k: v for k, v in event.items() if k != "highlight"}), flush=True)
 
-    corners = parse_corners(args.corners)
+    corners = corners_or_exit(args.corners)
     calibration = load_calibration(args.calibration)
     if args.game == "dition":
         players: tuple[str, ...] = ("black", "white")

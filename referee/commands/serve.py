@@ -10,9 +10,9 @@ from typing import Any
 from referee.commands._common import (
     add_board_options,
     add_db,
+    corners_or_exit,
     load_calibration,
     open_log,
-    parse_corners,
     say,
 )
 
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         players=players,
         variant=args.variant,
         source_spec=spec,
-        corners_px=parse_corners(args.corners),
+        corners_px=corners_or_exit(args.corners),
         calibration=load_calibration(args.calibration),
         settings=LoopSettings(agree_frames=1, use_motion=not still),
         max_fps=args.max_fps,
