@@ -282,15 +282,22 @@ class MatchLog:
             row = self._db.execute(query + " ORDER BY m.id DESC LIMIT 1", args).fetchone()
         return self._match_from_row(row) if row else None
 
-    def events(self, match_id: int, *, after_seq: int = 0) -> list[EventRecord]:
+    def events(
+        self, match_id: int, *, after_seq: int = 0, last: int | None = None
+    ) -> list[EventRecord]:
+        """The match's events in order (after `after_seq`; only the `last` n when given)."""
+        query = (
+            "SELECT e.seq, e.time, e.type, e.payload, e.position,"
+            " EXISTS(SELECT 1 FROM snapshots s WHERE s.match_id=e.match_id AND s.seq=e.seq)"
+            " FROM events e WHERE e.match_id=? AND e.seq>? ORDER BY e.seq"
+        )
+        args: tuple[Any, ...] = (match_id, after_seq)
+        if last is not None:
+            query = f"SELECT * FROM ({query} DESC LIMIT ?) ORDER BY 1"
+            args += (last,)
         with self._lock:
             self._require(match_id)
-            rows = self._db.execute(
-                "SELECT e.seq, e.time, e.type, e.payload, e.position,"
-                " EXISTS(SELECT 1 FROM snapshots s WHERE s.match_id=e.match_id AND s.seq=e.seq)"
-                " FROM events e WHERE e.match_id=? AND e.seq>? ORDER BY e.seq",
-                (match_id, after_seq),
-            ).fetchall()
+            rows = self._db.execute(query, args).fetchall()
         return [
             EventRecord(
                 match_id,

@@ -327,7 +327,7 @@ class RefereeService:
         with self._lock:
             ref = self.referee
             match = ref.match
-            record_events = self.log.events(ref.match_id)[-20:]
+            record_events = self.log.events(ref.match_id, last=20)
             if isinstance(match, DitionMatch):
                 from referee.dition_match import discs_json
 

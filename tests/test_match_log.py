@@ -44,6 +44,8 @@ def test_events_are_numbered_and_persist_across_connections(tmp_path: Path) -> N
     assert events[1].payload["x"] == 7.25 and events[1].position is not None
     assert again.snapshot(mid, 2) == b"\xff\xd8fakejpeg\xff\xd9"
     assert again.snapshot(mid, 3) is None
+    assert [e.seq for e in again.events(mid, last=2)] == [3, 4]
+    assert [e.seq for e in again.events(mid, after_seq=1, last=10)] == [2, 3, 4]
     record = again.match(mid)
     assert record.ended_at is not None and record.result == {"winner": "white", "reason": "suicide"}
     assert again.open_match() is None
