@@ -207,6 +207,45 @@ def test_chromaticity_ignores_brightness() -> None:
     check()
 
 
+def test_outline_position_does_not_jump_between_the_flanks_of_a_rim_line() -> None:
+    """A top face (colour A) with a thin dark rim line (1 px, 0.4-0.7 x A) at its outline, then
+    whatever lies outside (colour B), blurred: depending on the contrasts the innermost edge is
+    the rim's inner flank or the outer step, about 1-2 px apart. The outline position taken from
+    the profile must stay within a band around the rim line whichever it is (the innermost
+    edge's own peak leaves it by up to 2.4 px)."""
+    from hypothesis import assume, given, settings
+    from hypothesis import strategies as st
+    from scipy.special import ndtr
+
+    from vision.domination import _edge_profiles, _outline_candidates
+
+    params = TopsParams()
+    step = params.profile_step_px
+    s = -8.0 + step * np.arange(int(16 / step) + 1)
+    colour = st.tuples(*(st.floats(30.0, 230.0),) * 3)
+
+    @settings(max_examples=80, deadline=None)
+    @given(colour, colour, st.floats(0.4, 0.7), st.floats(0.4, 1.1), st.floats(-0.5, 0.5),
+           st.integers(0, 2**32 - 1))
+    def check(top: tuple[float, ...], outside: tuple[float, ...], rim: float, blur_px: float,
+              outline_px: float, seed: int) -> None:
+        a, b = np.asarray(top), np.asarray(outside)
+        # an outline to speak of: a colour step or a rim line of at least 40 levels
+        assume(max(np.linalg.norm(a - b), (1 - rim) * np.linalg.norm(a)) >= 40)
+        f_in = ndtr((outline_px - 1.0 - s) / blur_px)
+        f_out = ndtr((s - outline_px) / blur_px)
+        prof = f_in[:, None] * a + (1 - f_in - f_out)[:, None] * rim * a + f_out[:, None] * b
+        prof += np.random.default_rng(seed).normal(0.0, 1.0, prof.shape)
+        edge, s_edge0 = _edge_profiles(prof[None, None], np.array([[s[0]]]), step)
+        pos, strength = _outline_candidates(edge, s_edge0, params)
+        found = pos[0, 0][np.isfinite(pos[0, 0])]
+        assert found.size == 1 and 0 < strength.max() <= 1.0 + 1e-9
+        # the rim line spans [outline - 1, outline]; blur spreads it by about a pixel
+        assert abs(found[0] - (outline_px - 0.2)) <= 1.3, (found[0], outline_px)
+
+    check()
+
+
 @pytest.fixture(scope="module")
 def height_scenes() -> list[Scene]:
     """Six varied frames (random camera, light, noise, JPEG), about 150 stacks of 1-5."""
@@ -229,21 +268,53 @@ def _height_errors(scenes: list[Scene]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_heights_on_varied_frames_and_sigma_calibrated(height_scenes: list[Scene]) -> None:
-    """What the reader achieves today (benchmark: ~82 % exact, ~99 % within one piece), with
+    """What the reader achieves today (benchmark: ~85 % exact, ~99.7 % within one piece), with
     margin; and height_sigma honest enough for the referee's inference to weigh heights."""
     errs, z = _height_errors(height_scenes)
     assert errs.size >= 120
-    assert np.mean(errs == 0) >= 0.72, f"only {np.mean(errs == 0):.1%} of heights exact"
+    assert np.mean(errs == 0) >= 0.76, f"only {np.mean(errs == 0):.1%} of heights exact"
     assert np.mean(np.abs(errs) <= 1) >= 0.97, f"{np.mean(np.abs(errs) <= 1):.1%} within one"
     # a Gaussian sigma: median |z| 0.67, 95 % of |z| under 1.96; allow a loose band
     assert 0.4 <= float(np.median(np.abs(z))) <= 1.0, float(np.median(np.abs(z)))
     assert np.mean(np.abs(z) <= 3.0) >= 0.9
 
 
+def test_heights_of_stacks_below_the_camera() -> None:
+    """Right below the camera a top barely moves with height: its apparent size (about 0.4 px of
+    radius per piece here) must be measured against a well-placed circle. The near side of the
+    top (where it meets its own side band) places the circle although its edge lies at an offset
+    unknown per stack. 12 frames, camera 8-12 cells up, tilt <= 5 degrees, the 16 central cells
+    filled with random stacks 1-5 (192 stacks; 79 % exact without the near side, 86 % with)."""
+    exact: list[bool] = []
+    for seed in range(300, 312):
+        rng = np.random.default_rng(seed)
+        cam = look_at_board(
+            "domination",
+            height_units=float(rng.uniform(8, 12)),
+            tilt_deg=float(rng.uniform(0, 5)),
+            tilt_azimuth_deg=float(rng.uniform(0, 360)),
+            rotation_deg=float(rng.uniform(-180, 180)),
+        )
+        stacks = {
+            f + r: "".join(rng.choice(list("GRBY"), size=int(rng.integers(1, 6))))
+            for f in "cdef"
+            for r in "3456"
+        }
+        rendered = render_domination(stacks, cam, rng, options=RenderOptions.random(rng))
+        intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
+        board = fit_from_corners(np.asarray(rendered.truth["corners_px"]), "domination", intr)
+        reading = read_tops(rendered.image, board, intrinsics=intr)
+        assert reading.heights is not None
+        exact += [reading.heights[c] == len(s) for c, s in stacks.items()]
+    assert len(exact) == 192
+    assert np.mean(exact) >= 0.80, f"only {np.mean(exact):.1%} of the heights below the camera exact"
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 8 target (95 % exact) not reached yet: ~82 %; near the camera's nadir only "
-    "the top's apparent size (~0.5 px of radius per piece) tells the height",
+    reason="issue 8 target (95 % exact) not reached yet: ~85 % (85.3 % on the benchmark); near "
+    "the camera's nadir only the top's apparent size (0.35-0.55 px of radius per piece) tells "
+    "the height, far from it the pieces' own offsets blur what the top's displacement tells",
 )
 def test_heights_exact_for_95_percent_of_stacks(height_scenes: list[Scene]) -> None:
     errs, _ = _height_errors(height_scenes)

@@ -8,11 +8,14 @@ For every cell the module projects, through a camera model, the top-face circle 
 1..5 would show and samples the frame along normals of those circles. Each hypothesis (height, and
 a small image shift because real pieces never sit exactly centred) is scored by how strongly a
 colour edge lies on its circle while none lies inside it. The best one is refined by robust least
-squares on the sub-pixel edge positions of the circle's far side, where the top face is the stack's
-outline (unknowns: height and shift, the shift held by the prior of how far pieces sit off-centre),
-which gives the height and its uncertainty. The top colour is read inside the chosen top face,
-after white-balancing the frame on the board's light squares, as the nearest hue angle; a cell is
-empty when the patch at its floor is as grey as the board.
+squares on the sub-pixel edge positions around the circle (per direction the centroid of the edge
+strength around the innermost edge, stable where a rim line splits the edge in two). Unknowns:
+height, shift (held by the prior of how far pieces sit off-centre) and the offset of the near side's
+edge, where the top meets its own side band and the edge's place depends on the side's colour and
+shading: the far side, where the top face is the stack's outline, measures the size, and the near
+side helps to place the circle. This gives the height and its uncertainty. The top colour is read
+inside the chosen top face, after white-balancing the frame on the board's light squares, as the
+nearest hue angle; a cell is empty when the patch at its floor is as grey as the board.
 
 Camera model: with `intrinsics` the board pose comes from `cv2.solvePnP` on the four board corners
 (heights are then reported). Without, a nominal pinhole camera (principal point at the image centre,
@@ -92,6 +95,8 @@ class TopsParams:
     n_directions: int = 24
     #: profile step along the normal, px
     profile_step_px: float = 0.5
+    #: half-width of the edge operator (central difference) along the normal, px
+    edge_halfwidth_px: float = 1.0
     #: extra profile length beyond the extreme hypotheses, px
     profile_margin_px: float = 4.0
     #: tolerance of the coarse edge score around each predicted edge, px
@@ -108,7 +113,8 @@ class TopsParams:
     inner_gap_px: float = 2.5
     #: added to each profile's strongest edge when normalising (BGR levels)
     edge_floor: float = 10.0
-    #: refinement uses directions whose edge moves outward with height by at least this, px/cell
+    #: refinement: the far side (the top face is the stack's outline) is where the edge moves
+    #: outward with height by at least this, px/cell; the rest is the near side
     min_far_ds: float = 0.0
     #: coarse search of the top's image shift (pieces sit off-centre): half-range and step, px
     max_shift_px: float = 2.0
@@ -121,15 +127,25 @@ class TopsParams:
     candidate_fraction: float = 0.12
     #: refinement: only the innermost candidate edge along each direction (the top's outline)
     first_edge_only: bool = True
+    #: the outline's position along a direction: the centroid of the edge strength from this far
+    #: before to `outline_after_px` after the innermost edge (a thin rim line or bevel at the
+    #: outline splits its edge in two, whichever flank is met first; the centroid of both is
+    #: stable); outline_after_px <= 0 takes the innermost edge's own peak
+    outline_before_px: float = 1.0
+    outline_after_px: float = 2.5
     #: refinement iterations, robust scale shrinking from start to robust_scale_px
     refine_iterations: int = 6
     robust_scale_start_px: float = 3.0
     #: expected sub-pixel error of one edge position, px
     edge_sigma_px: float = 1.0
     #: where the visible edge of a top lies outside its nominal outline, px (blur, bevel)
-    edge_offset_px: float = 0.25
+    edge_offset_px: float = 0.7
     #: the same on the near side (where the top meets its own side band), px
-    near_edge_offset_px: float = -0.45
+    near_edge_offset_px: float = 0.2
+    #: weight of the near side's edges (they locate the top, at an offset unknown per stack)
+    near_side_weight: float = 1.0
+    #: prior standard deviation of that offset around near_edge_offset_px, px
+    near_offset_sigma_px: float = 1.0
     #: floor-patch chromaticity distance from the board above which a cell is occupied
     empty_saturation: float = 0.15
     #: robust (Tukey) scale of edge residuals, px
@@ -146,6 +162,11 @@ class TopsParams:
             raise ValueError(f"max_height must be in 1..10, got {self.max_height}")
         if self.n_directions < 8:
             raise ValueError(f"n_directions must be >= 8, got {self.n_directions}")
+        if self.near_side_weight < 0 or self.near_offset_sigma_px <= 0:
+            raise ValueError(
+                "near_side_weight must be >= 0 and near_offset_sigma_px > 0, got "
+                f"{self.near_side_weight} and {self.near_offset_sigma_px}"
+            )
         if not 10 <= self.nominal_hfov_deg <= 170:
             raise ValueError(f"nominal_hfov_deg must be in [10, 170], got {self.nominal_hfov_deg}")
 
@@ -312,10 +333,12 @@ def _shift_grid(params: TopsParams) -> np.ndarray:
     return np.stack([gx.ravel(), gy.ravel()], axis=1)
 
 
-def _edge_profiles(prof: np.ndarray, s_lo: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
+def _edge_profiles(
+    prof: np.ndarray, s_lo: np.ndarray, step: float, halfwidth_px: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Colour-edge strength along each profile (C, J, S') and the position of its first sample."""
     p = (prof[:, :, :-2] + 2 * prof[:, :, 1:-1] + prof[:, :, 2:]) * 0.25  # smooth along s
-    k_d = max(1, round(1.0 / step))
+    k_d = max(1, round(halfwidth_px / step))
     diff = p[:, :, 2 * k_d :] - p[:, :, : -2 * k_d]
     edge = np.sqrt((diff * diff).sum(axis=-1))
     return edge, s_lo + (k_d + 1) * step
@@ -367,35 +390,22 @@ def _coarse_fit(
     return k_idx + 1, shift_grid[d_idx].astype(np.float64)
 
 
-def _refine_fit(
-    edge: np.ndarray,
-    s_edge0: np.ndarray,
-    s_pred: np.ndarray,
-    normal: np.ndarray,
-    k0: np.ndarray,
-    shift0: np.ndarray,
-    px_per_cell: np.ndarray,
-    params: TopsParams,
+def _outline_candidates(
+    edge: np.ndarray, s_edge0: np.ndarray, params: TopsParams
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Continuous height (pieces) and its sigma per cell.
+    """Candidate outline positions along each profile, px (C, J, S''), inf where none, and their
+    relative strengths 0..1.
 
-    Robust least squares in the manner of ICP: unknowns (height change, image shift x, y), the
-    shift held near zero by the prior of how far pieces sit off-centre. Local maxima of the edge
-    strength along a direction are the candidates; with `first_edge_only` (shipped) only the
-    innermost one, since the top face is uniform and nothing lies inside it, while a lower piece
-    sticking out or the stack's side band gives further edges outside it. Each iteration takes,
-    per direction, the candidate nearest to the current model circle and Tukey-weights it.
+    Candidates are local maxima of the edge strength above a fraction of the profile's
+    strongest. With `first_edge_only` only the innermost one counts (nothing lies inside a top
+    face), and its position is the centroid of the edge strength from `outline_before_px`
+    before to `outline_after_px` after it: a thin dark rim line or bevel at the outline splits
+    the outline's edge into two flanks about 1-2 px apart, and which one is met first changes
+    from direction to direction with the contrasts (rim, top colour, what lies outside); the
+    centroid of both does not jump.
     """
     step = params.profile_step_px
-    t = params.disc_thickness
-    kmax = params.max_height
-    n_c, n_j, n_e = edge.shape
-    rows = np.arange(n_c)
-    k_hi = np.minimum(k0 + 1, kmax + 1)
-    ds = (s_pred[rows, k_hi] - s_pred[rows, k0 - 1]) / ((k_hi - (k0 - 1)) * t)[:, None]  # px/cell
-    s0 = s_pred[rows, k0] + np.einsum("cjx,cx->cj", normal, shift0) + np.where(
-        ds >= 0, params.edge_offset_px, params.near_edge_offset_px
-    )
+    n_e = edge.shape[2]
     # candidate edges: local maxima above a fraction of the profile's strongest edge
     e_m, e_0, e_p = edge[:, :, :-2], edge[:, :, 1:-1], edge[:, :, 2:]
     thr = np.maximum(params.candidate_fraction * edge.max(axis=2, keepdims=True), params.edge_floor)
@@ -410,20 +420,72 @@ def _refine_fit(
     ok_den = den < -1e-6
     frac = np.clip(np.where(ok_den, 0.5 * (e_m - e_p) / np.where(ok_den, den, -1.0), 0.0), -0.5, 0.5)
     pos = s_edge0[:, :, None] + step * (np.arange(1, n_e - 1)[None, None, :] + frac)  # (C, J, S'')
+    if params.first_edge_only and params.outline_after_px > 0:
+        # centroid of the edge strength around the innermost edge (index `first` in e_0)
+        i_s = np.arange(1, n_e - 1)[None, None, :]
+        lo = (first + 1)[..., None] - params.outline_before_px / step
+        hi = (first + 1)[..., None] + params.outline_after_px / step
+        w_e = np.where((i_s >= lo) & (i_s <= hi), e_0, 0.0)
+        centroid = s_edge0[:, :, None] + step * (w_e * i_s).sum(axis=2, keepdims=True) / np.maximum(
+            w_e.sum(axis=2, keepdims=True), 1e-9
+        )
+        pos = np.where(is_max, centroid, pos)
     pos = np.where(is_max, pos, np.inf)
     strength = np.where(is_max, e_0, 0.0) / (edge.max(axis=2, keepdims=True) + 1e-6)
-    use = (ds >= params.min_far_ds).astype(np.float64)
-    a = np.stack([ds, normal[..., 0], normal[..., 1]], axis=-1)  # (C, J, 3)
+    return pos, strength
+
+
+def _refine_fit(
+    edge: np.ndarray,
+    s_edge0: np.ndarray,
+    s_pred: np.ndarray,
+    normal: np.ndarray,
+    k0: np.ndarray,
+    shift0: np.ndarray,
+    px_per_cell: np.ndarray,
+    params: TopsParams,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Continuous height (pieces) and its sigma per cell.
+
+    Robust least squares in the manner of ICP: unknowns (height change, image shift x, y, offset
+    of the near side's edge), the shift held near zero by the prior of how far pieces sit
+    off-centre. On the far side (`ds` >= `min_far_ds`) the top face is the stack's outline; on
+    the near side it meets its own side band, whose colour and shading put the edge at an offset
+    unknown per stack (prior `near_offset_sigma_px`): those edges place the circle without
+    biasing its size. Local maxima of the edge
+    strength along a direction are the candidates; with `first_edge_only` (shipped) only the
+    innermost one, since the top face is uniform and nothing lies inside it, while a lower piece
+    sticking out or the stack's side band gives further edges outside it, and its position is
+    the centroid of the outline's edge (`_outline_candidates`). Each iteration takes, per
+    direction, the candidate nearest to the current model circle and Tukey-weights it.
+    """
+    t = params.disc_thickness
+    kmax = params.max_height
+    n_c, n_j, _ = edge.shape
+    rows = np.arange(n_c)
+    k_hi = np.minimum(k0 + 1, kmax + 1)
+    ds = (s_pred[rows, k_hi] - s_pred[rows, k0 - 1]) / ((k_hi - (k0 - 1)) * t)[:, None]  # px/cell
+    far = ds >= params.min_far_ds
+    s0 = s_pred[rows, k0] + np.einsum("cjx,cx->cj", normal, shift0) + np.where(
+        far, params.edge_offset_px, params.near_edge_offset_px
+    )
+    pos, strength = _outline_candidates(edge, s_edge0, params)
+    # the near side (where the top meets its own side band) tells where the top is, not how big it
+    # is: its edge lies at an unknown offset (side colour, shading), a fourth unknown per cell
+    use = np.where(far, 1.0, params.near_side_weight)
+    a = np.stack([ds, normal[..., 0], normal[..., 1], (~far).astype(np.float64)], axis=-1)  # (C,J,4)
+    n_u = 4
     sigma_px = params.jitter_sigma * px_per_cell
     lam = (params.edge_sigma_px / sigma_px) ** 2  # prior weight relative to one edge
-    prior_n = np.zeros((n_c, 3, 3))
+    prior_n = np.zeros((n_c, n_u, n_u))
     prior_n[:, 1, 1] = lam
     prior_n[:, 2, 2] = lam
-    prior_b = np.zeros((n_c, 3))
+    prior_n[:, 3, 3] = (params.edge_sigma_px / params.near_offset_sigma_px) ** 2
+    prior_b = np.zeros((n_c, n_u))
     prior_b[:, 1] = -lam * shift0[:, 0]
     prior_b[:, 2] = -lam * shift0[:, 1]
-    u = np.zeros((n_c, 3))
-    nmat = np.tile(np.eye(3), (n_c, 1, 1))
+    u = np.zeros((n_c, n_u))
+    nmat = np.tile(np.eye(n_u), (n_c, 1, 1))
     w = np.zeros((n_c, n_j))
     resid = np.zeros((n_c, n_j))
     scales = np.linspace(params.robust_scale_start_px, params.robust_scale_px, params.refine_iterations)
@@ -438,12 +500,12 @@ def _refine_fit(
         r = np.where(found, e_pos - pred, np.inf)
         c_tuk = c_scale * 4.685
         w = use * np.sqrt(e_str) * np.where(np.abs(r) < c_tuk, (1 - (r / c_tuk) ** 2) ** 2, 0.0)
-        nmat = np.einsum("cj,cjk,cjl->ckl", w, a, a) + prior_n + 1e-9 * np.eye(3)
+        nmat = np.einsum("cj,cjk,cjl->ckl", w, a, a) + prior_n + 1e-9 * np.eye(n_u)
         bvec = np.einsum("cj,cjk,cj->ck", w, a, resid) + prior_b
         u = np.linalg.solve(nmat, bvec[..., None])[..., 0]
     r = resid - np.einsum("cjk,ck->cj", a, u)
     w_sum = w.sum(axis=1)
-    var_r = (w * r * r).sum(axis=1) / np.maximum(w_sum - 3.0, 1.0)
+    var_r = (w * r * r).sum(axis=1) / np.maximum(w_sum - float(n_u), 1.0)
     var_r = np.maximum(var_r, params.edge_sigma_px**2)
     cov = np.linalg.inv(nmat)
     sigma_h = np.sqrt(cov[:, 0, 0] * var_r) / t
@@ -568,7 +630,7 @@ def read_tops(
     occupied = floor_sat > empty_thresh
 
     # 5. edge profiles -> coarse height and shift per cell
-    edge, s_edge0 = _edge_profiles(prof * wb, s_lo, step)
+    edge, s_edge0 = _edge_profiles(prof * wb, s_lo, step, params.edge_halfwidth_px)
     k0, shift0 = _coarse_fit(edge, s_edge0, hyp, normal, shift_grid, px_per_cell, params)
 
     # 6. sub-pixel refinement: height and shift from the edge positions
