@@ -7,6 +7,7 @@ of the cells filled). Reported:
 - tops: top colour / empty right per cell and per whole board, with the board from the true
   corners, without and with the camera model (intrinsics), and from the ArUco markers;
 - heights: exact per stack when the camera model is known, and the calibration of height_sigma;
+  split by the top's distance from the camera's nadir (cells), with the mean error there;
 - board from the cell pattern (markers off): found, corner error modulo quarter turns;
 - time per frame of `read_tops` on one core (median, 95th percentile).
 
@@ -111,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     given_intr, given_plain, aruco = Score(), Score(), Score()
     h_total = h_exact = h_within1 = 0
     z_scores: list[float] = []
+    by_nadir: list[tuple[float, int, float]] = []  # (top's distance from the nadir, cells; errors)
     times_ms: list[float] = []
     board_err: list[float] = []
     board_fail = 0
@@ -135,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.verbose and wrong:
             print(f"frame {i}: misread {[(c, stacks.get(c, '.'), reading.tops[c]) for c in wrong]}")
         assert reading.heights is not None and reading.height_sigma is not None
+        nadir_board = cam.centre_world[:2]
         for c, s in stacks.items():
             h_total += 1
             err = reading.heights[c] - len(s)
@@ -142,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             h_within1 += abs(err) <= 1
             est = (reading.height_estimate or {}).get(c, float(reading.heights[c]))
             z_scores.append((est - len(s)) / max(reading.height_sigma[c], 1e-6))
+            top_board = np.asarray(rendered.truth["tops_board"][c], dtype=np.float64)
+            by_nadir.append((float(np.linalg.norm(top_board - nadir_board)), err, est - len(s)))
 
         plain = read_tops(image, fit_from_corners(corners, "domination"))
         wrong = given_plain.add(dict(plain.tops), stacks)
@@ -180,6 +185,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nheights (camera model known): exact {100.0 * h_exact / max(h_total, 1):.1f} %, "
           f"within 1: {100.0 * h_within1 / max(h_total, 1):.1f} % of {h_total} stacks; "
           f"|error| / height_sigma: median {np.median(np.abs(z)):.2f} (0.67 if calibrated)")
+    if by_nadir:
+        d, e_int, e = np.asarray(by_nadir).T
+        parts = []
+        for lo, hi in ((0, 1), (1, 2), (2, 3), (3, 4), (4, np.inf)):
+            sel = (d >= lo) & (d < hi)
+            if sel.any():
+                name = f"{lo}-{hi}" if np.isfinite(hi) else f">{lo}"
+                exact = np.mean(e_int[sel] == 0)
+                parts.append(f"{name}: {100.0 * exact:.0f} % ({sel.sum()}, mean error {e[sel].mean():+.2f})")
+        print("heights exact by the top's distance from the nadir (cells): " + "; ".join(parts))
     t = np.asarray(times_ms)
     print(f"read_tops CPU time per frame (one thread): median {np.median(t):.1f} ms, "
           f"95th percentile {np.percentile(t, 95):.1f} ms")

@@ -174,6 +174,10 @@ def test_bad_inputs_give_clear_errors(scenes: list[Scene]) -> None:
         TopsParams.from_dict({"colour_radius": 0.5})
     with pytest.raises(ValueError, match="disc_thickness"):
         TopsParams(disc_thickness=0.0)
+    with pytest.raises(ValueError, match="near_darkening"):
+        TopsParams(near_darkening=1.5)
+    with pytest.raises(ValueError, match="refine_passes"):
+        TopsParams(refine_passes=0)
     with pytest.raises(InvalidIntrinsicsError, match="1640x1232"):
         read_tops(scene.image[:600, :800].copy(), board, intrinsics=scene.intrinsics)
     mirrored = fit_from_corners(scene.corners_px[::-1].copy(), "domination")
@@ -211,8 +215,10 @@ def test_outline_position_does_not_jump_between_the_flanks_of_a_rim_line() -> No
     """A top face (colour A) with a thin dark rim line (1 px, 0.4-0.7 x A) at its outline, then
     whatever lies outside (colour B), blurred: depending on the contrasts the innermost edge is
     the rim's inner flank or the outer step, about 1-2 px apart. The outline position taken from
-    the profile must stay within a band around the rim line whichever it is (the innermost
-    edge's own peak leaves it by up to 2.4 px)."""
+    the profile (the centroid of the edge strength 2.5 px either side of the innermost edge) must
+    stay within +-1.1 px of the rim line's middle whichever it is (measured on 3000 random
+    profiles: -1.0 to +0.9 px; the innermost edge's own peak reaches -1.95, the previous window,
+    1 px before to 2.5 px after it, +1.4)."""
     from hypothesis import assume, given, settings
     from hypothesis import strategies as st
     from scipy.special import ndtr
@@ -241,7 +247,7 @@ def test_outline_position_does_not_jump_between_the_flanks_of_a_rim_line() -> No
         found = pos[0, 0][np.isfinite(pos[0, 0])]
         assert found.size == 1 and 0 < strength.max() <= 1.0 + 1e-9
         # the rim line spans [outline - 1, outline]; blur spreads it by about a pixel
-        assert abs(found[0] - (outline_px - 0.2)) <= 1.3, (found[0], outline_px)
+        assert abs(found[0] - (outline_px - 0.5)) <= 1.1, (found[0], outline_px)
 
     check()
 
@@ -268,11 +274,12 @@ def _height_errors(scenes: list[Scene]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_heights_on_varied_frames_and_sigma_calibrated(height_scenes: list[Scene]) -> None:
-    """What the reader achieves today (benchmark: ~85 % exact, ~99.7 % within one piece), with
-    margin; and height_sigma honest enough for the referee's inference to weigh heights."""
+    """What the reader achieves today (benchmark: ~93 % exact, ~99.7 % within one piece; these
+    six frames 89 %), with margin; and height_sigma honest enough for the referee's inference to
+    weigh heights."""
     errs, z = _height_errors(height_scenes)
     assert errs.size >= 120
-    assert np.mean(errs == 0) >= 0.76, f"only {np.mean(errs == 0):.1%} of heights exact"
+    assert np.mean(errs == 0) >= 0.83, f"only {np.mean(errs == 0):.1%} of heights exact"
     assert np.mean(np.abs(errs) <= 1) >= 0.97, f"{np.mean(np.abs(errs) <= 1):.1%} within one"
     # a Gaussian sigma: median |z| 0.67, 95 % of |z| under 1.96; allow a loose band
     assert 0.4 <= float(np.median(np.abs(z))) <= 1.0, float(np.median(np.abs(z)))
@@ -284,7 +291,8 @@ def test_heights_of_stacks_below_the_camera() -> None:
     radius per piece here) must be measured against a well-placed circle. The near side of the
     top (where it meets its own side band) places the circle although its edge lies at an offset
     unknown per stack. 12 frames, camera 8-12 cells up, tilt <= 5 degrees, the 16 central cells
-    filled with random stacks 1-5 (192 stacks; 79 % exact without the near side, 86 % with)."""
+    filled with random stacks 1-5 (192 stacks; 79 % exact without the near side, 86 % with it
+    at an edge centroid, 90 % with the near side where the colour first darkens off the top)."""
     exact: list[bool] = []
     for seed in range(300, 312):
         rng = np.random.default_rng(seed)
@@ -307,15 +315,99 @@ def test_heights_of_stacks_below_the_camera() -> None:
         assert reading.heights is not None
         exact += [reading.heights[c] == len(s) for c, s in stacks.items()]
     assert len(exact) == 192
-    assert np.mean(exact) >= 0.80, f"only {np.mean(exact):.1%} of the heights below the camera exact"
+    assert np.mean(exact) >= 0.85, f"only {np.mean(exact):.1%} of the heights below the camera exact"
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 8 target (95 % exact) not reached yet: ~85 % (85.3 % on the benchmark); near "
-    "the camera's nadir only the top's apparent size (0.35-0.55 px of radius per piece) tells "
-    "the height, far from it the pieces' own offsets blur what the top's displacement tells",
+    reason="issue 8 target (95 % exact) not reached yet: ~93 % (93.3 % on the benchmark, seed 9 "
+    "92.2 %); within a cell of the camera's nadir only the top's apparent size (0.35-0.55 px of "
+    "radius per piece) tells the height, and lower pieces sticking out 0-2 px widen the outline",
 )
 def test_heights_exact_for_95_percent_of_stacks(height_scenes: list[Scene]) -> None:
     errs, _ = _height_errors(height_scenes)
     assert np.mean(errs == 0) >= 0.95, f"only {np.mean(errs == 0):.1%} of heights exact"
+
+
+def test_line_crossings_of_displaced_circles() -> None:
+    """The outline a top shows along a sampling line is where its projected circle crosses that
+    line: for circles displaced sideways (as a top moving away from the nadir is, seen from a
+    line anchored on a lower level) the crossing from `_line_crossings` matches the exact
+    line-circle intersection within 0.01 px (displacements up to 12 px at radii of 30-60 px),
+    and its shift direction matches a finite difference; the rim point's plain projection onto
+    the line would be off by up to d^2 / 2R (2.4 px here)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from vision.domination import _line_crossings
+
+    n_j = 24
+    theta = np.arange(n_j) * 2 * np.pi / n_j
+    ring = np.stack([np.cos(theta), np.sin(theta)], axis=1)
+
+    def intersect(centre: np.ndarray, radius: float, anchor: np.ndarray, n: np.ndarray) -> np.ndarray:
+        # |anchor + s n - centre| = radius, the root on the n side
+        rel = anchor - centre
+        b = (rel * n).sum(-1)
+        c = (rel * rel).sum(-1) - radius**2
+        return -b + np.sqrt(b * b - c)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.floats(30.0, 60.0), st.floats(-12.0, 12.0), st.floats(-12.0, 12.0),
+           st.floats(0.9, 1.1), st.floats(-1.0, 1.0), st.floats(-1.0, 1.0))
+    def check(r_px: float, dx: float, dy: float, scale: float, sx: float, sy: float) -> None:
+        anchor = r_px * ring  # lines through the rim of a circle of radius r_px at the origin
+        normal = ring
+        centre = np.array([dx, dy])
+        radius = r_px * scale
+        rim = (centre + radius * ring)[None, None]  # (C=1, L=1, J, 2)
+        s_cross, shift_dir = _line_crossings(rim, anchor[None], normal[None])
+        exact = intersect(centre, radius, anchor, normal)
+        np.testing.assert_allclose(s_cross[0, 0], exact, atol=0.01)
+        # moving the circle by (sx, sy) moves the crossings by shift_dir . (sx, sy), to first order
+        moved = intersect(centre + 0.01 * np.array([sx, sy]), radius, anchor, normal)
+        np.testing.assert_allclose(
+            (shift_dir[0, 0] * np.array([sx, sy])).sum(-1), (moved - exact) / 0.01, atol=0.03
+        )
+
+    check()
+
+
+def test_darkening_crossing_sits_on_the_tops_inner_edge() -> None:
+    """Where a top meets its own side band, the side's shading (0.4-1.1 of its colour, itself
+    a little darker than the top) and what lies beyond it move an edge centroid around; the
+    place where the colour first darkens by a tenth off the top's own colour does not: it sits
+    on the inner flank of the dark rim line, within 0.35 px of the same place whatever the side
+    and the outside are (blur fixed, as in one frame)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from scipy.special import ndtr
+
+    from vision.domination import _darkening_crossings
+
+    step = 0.5
+    s = -10.0 + step * np.arange(int(20 / step) + 1)
+    colour = st.tuples(*(st.floats(40.0, 230.0),) * 3)
+    found: list[float] = []
+
+    @settings(max_examples=80, deadline=None)
+    @given(colour, colour, st.floats(0.4, 1.1), st.floats(1.0, 6.0), st.integers(0, 2**32 - 1))
+    def check(top: tuple[float, ...], beyond: tuple[float, ...], shade: float, band_px: float,
+              seed: int) -> None:
+        a, b = np.asarray(top), np.asarray(beyond)
+        blur = 0.8
+        # top | rim (1 px, 0.55 x top) | side band (0.82 x shade x top, band_px wide) | beyond
+        f_top = ndtr((-1.0 - s) / blur)
+        f_rim = ndtr((0.0 - s) / blur) - f_top
+        f_side = ndtr((band_px - s) / blur) - f_top - f_rim
+        f_out = 1.0 - f_top - f_rim - f_side
+        prof = (f_top[:, None] * a + f_rim[:, None] * 0.55 * a
+                + f_side[:, None] * min(0.82 * shade, 0.95) * a + f_out[:, None] * b)
+        prof += np.random.default_rng(seed).normal(0.0, 1.0, prof.shape)
+        pos = _darkening_crossings(prof[None, None], np.array([[s[0]]]), step, 0.1)
+        assert np.isfinite(pos[0, 0])
+        found.append(float(pos[0, 0]))
+        assert -2.2 <= pos[0, 0] <= -0.6, pos[0, 0]
+
+    check()
+    assert max(found) - min(found) <= 0.7, (min(found), max(found))

@@ -8,12 +8,15 @@ For every cell the module projects, through a camera model, the top-face circle 
 1..5 would show and samples the frame along normals of those circles. Each hypothesis (height, and
 a small image shift because real pieces never sit exactly centred) is scored by how strongly a
 colour edge lies on its circle while none lies inside it. The best one is refined by robust least
-squares on the sub-pixel edge positions around the circle (per direction the centroid of the edge
-strength around the innermost edge, stable where a rim line splits the edge in two). Unknowns:
-height, shift (held by the prior of how far pieces sit off-centre) and the offset of the near side's
-edge, where the top meets its own side band and the edge's place depends on the side's colour and
-shading: the far side, where the top face is the stack's outline, measures the size, and the near
-side helps to place the circle. This gives the height and its uncertainty. The top colour is read
+squares on the sub-pixel edge positions around the circle. The predicted outline along each
+sampling line is where the projected circle crosses that line (a top displaced sideways crosses a
+line nearer its middle than its rim point does). On the far side, where the top face is the stack's
+outline, the edge is the centroid of the edge strength 2.5 px either side of the innermost edge
+(stable where a rim line splits it in two); on the near side, where the top meets its own side
+band, the edge is where the colour first darkens off the top's own colour (the side band's shading
+and what lies beyond it do not move that). Unknowns: height, shift (held by the prior of how far
+pieces sit off-centre) and the near side's offset (held near its shipped value). This gives the
+height and its uncertainty. The top colour is read
 inside the chosen top face, after white-balancing the frame on the board's light squares, as the
 nearest hue angle; a cell is empty when the patch at its floor is as grey as the board.
 
@@ -131,25 +134,38 @@ class TopsParams:
     #: before to `outline_after_px` after the innermost edge (a thin rim line or bevel at the
     #: outline splits its edge in two, whichever flank is met first; the centroid of both is
     #: stable); outline_after_px <= 0 takes the innermost edge's own peak
-    outline_before_px: float = 1.0
+    outline_before_px: float = 2.5
     outline_after_px: float = 2.5
+    #: refinement passes, each linearised at the level the previous one rounded to (more than
+    #: one did not help: a start one piece off is mostly a stack whose edges are ambiguous)
+    refine_passes: int = 1
     #: refinement iterations, robust scale shrinking from start to robust_scale_px
     refine_iterations: int = 6
     robust_scale_start_px: float = 3.0
     #: expected sub-pixel error of one edge position, px
     edge_sigma_px: float = 1.0
     #: where the visible edge of a top lies outside its nominal outline, px (blur, bevel)
-    edge_offset_px: float = 0.7
-    #: the same on the near side (where the top meets its own side band), px
-    near_edge_offset_px: float = 0.2
+    edge_offset_px: float = 0.3
+    #: the same on the near side (where the top meets its own side band), px: there the edge is
+    #: where the colour first darkens by `near_darkening` off the top's own colour (inside the
+    #: outline: a rim line or bevel, then the side band, are darker than the top)
+    near_edge_offset_px: float = -1.25
+    #: near side: the darkening (fraction of the top's brightness along its own colour) that
+    #: marks the top's edge; 0 takes the edge centroid as on the far side
+    near_darkening: float = 0.1
     #: weight of the near side's edges (they locate the top, at an offset unknown per stack)
     near_side_weight: float = 1.0
     #: prior standard deviation of that offset around near_edge_offset_px, px
-    near_offset_sigma_px: float = 1.0
+    near_offset_sigma_px: float = 0.15
+    #: predicted outlines where the projected circles cross the sampling lines (False: the rim
+    #: point's projection onto its line, off by up to ~1 px where the top is displaced sideways)
+    exact_crossings: bool = True
     #: floor-patch chromaticity distance from the board above which a cell is occupied
     empty_saturation: float = 0.15
     #: robust (Tukey) scale of edge residuals, px
     robust_scale_px: float = 1.0
+    #: floor of the edges' residual scatter when the height's sigma is computed, px
+    min_residual_px: float = 0.7
     #: floor-of-sigma for the height estimate, in pieces
     min_height_sigma: float = 0.05
 
@@ -166,6 +182,13 @@ class TopsParams:
             raise ValueError(
                 "near_side_weight must be >= 0 and near_offset_sigma_px > 0, got "
                 f"{self.near_side_weight} and {self.near_offset_sigma_px}"
+            )
+        if not 0 <= self.near_darkening < 1:
+            raise ValueError(f"near_darkening must be in [0, 1), got {self.near_darkening}")
+        if self.refine_passes < 1 or self.min_residual_px <= 0:
+            raise ValueError(
+                "refine_passes must be >= 1 and min_residual_px > 0, got "
+                f"{self.refine_passes} and {self.min_residual_px}"
             )
         if not 10 <= self.nominal_hfov_deg <= 170:
             raise ValueError(f"nominal_hfov_deg must be in [10, 170], got {self.nominal_hfov_deg}")
@@ -408,8 +431,33 @@ def _outline_candidates(
     n_e = edge.shape[2]
     # candidate edges: local maxima above a fraction of the profile's strongest edge
     e_m, e_0, e_p = edge[:, :, :-2], edge[:, :, 1:-1], edge[:, :, 2:]
-    thr = np.maximum(params.candidate_fraction * edge.max(axis=2, keepdims=True), params.edge_floor)
+    e_max = edge.max(axis=2, keepdims=True)
+    thr = np.maximum(params.candidate_fraction * e_max, params.edge_floor)
     is_max = (e_0 >= e_m) & (e_0 > e_p) & (e_0 >= thr)
+    if params.first_edge_only and params.outline_after_px > 0:
+        # only the innermost maximum, at the centroid of the edge strength around it (cumulative
+        # sums over the window: the same as summing it, without (C, J, S) temporaries)
+        first = np.argmax(is_max, axis=2)  # (C, J)
+        found = np.take_along_axis(is_max, first[..., None], axis=2)[..., 0]
+        i_s = np.arange(1, n_e - 1, dtype=np.float64)
+        c0 = np.concatenate([np.zeros(e_0.shape[:2] + (1,)), np.cumsum(e_0, axis=2)], axis=2)
+        c1 = np.concatenate(
+            [np.zeros(e_0.shape[:2] + (1,)), np.cumsum(e_0 * i_s[None, None, :], axis=2)], axis=2
+        )
+        # window of e_0 indices (i_s = index + 1) within [first+1-before, first+1+after]
+        lo = np.clip(np.ceil(first - params.outline_before_px / step - 1e-9).astype(np.int64), 0, n_e - 2)
+        hi = np.clip(np.floor(first + params.outline_after_px / step + 1e-9).astype(np.int64), 0, n_e - 3)
+        s0w = np.take_along_axis(c0, (hi + 1)[..., None], 2)[..., 0] - np.take_along_axis(
+            c0, lo[..., None], 2
+        )[..., 0]
+        s1w = np.take_along_axis(c1, (hi + 1)[..., None], 2)[..., 0] - np.take_along_axis(
+            c1, lo[..., None], 2
+        )[..., 0]
+        centroid = s_edge0 + step * s1w / np.maximum(s0w, 1e-9)
+        e_first = np.take_along_axis(e_0, first[..., None], axis=2)[..., 0]
+        pos1 = np.where(found, centroid, np.inf)[..., None]
+        strength1 = (np.where(found, e_first, 0.0) / (e_max[..., 0] + 1e-6))[..., None]
+        return pos1, strength1
     if params.first_edge_only:
         # the top face is uniform: the first edge met going outwards from inside it is its outline
         first = np.argmax(is_max, axis=2)
@@ -435,45 +483,147 @@ def _outline_candidates(
     return pos, strength
 
 
+def _darkening_crossings(
+    prof: np.ndarray, s_lo: np.ndarray, step: float, fraction: float
+) -> np.ndarray:
+    """Per profile (C, J, S, 3) the first position (px, (C, J)) where the colour has darkened
+    by `fraction` of the top's own colour (the median of the profiles' innermost samples),
+    linearly interpolated; inf where it never does."""
+    top = np.median(prof[:, :, 1:5].reshape(prof.shape[0], -1, 3), axis=1)  # (C, 3)
+    # brightness along the top's own colour, relative to the top: 1 on it, 1 - darkening off it
+    rel = np.einsum("cjsx,cx->cjs", prof, top / np.maximum((top * top).sum(-1), 1.0)[:, None])
+    dark = 1.0 - (rel[:, :, :-2] + 2 * rel[:, :, 1:-1] + rel[:, :, 2:]) * 0.25  # (C, J, S-2)
+    over = dark >= fraction
+    i1 = np.argmax(over, axis=2)
+    found = over.any(axis=2) & (i1 > 0)
+    i1c = np.maximum(i1, 1)
+    d1 = np.take_along_axis(dark, i1c[..., None], 2)[..., 0]
+    d0 = np.take_along_axis(dark, (i1c - 1)[..., None], 2)[..., 0]
+    frac = np.clip((fraction - d0) / np.maximum(d1 - d0, 1e-6), 0.0, 1.0)
+    pos = s_lo + step * (i1c - 1 + frac + 1)  # +1: the smoothed profile starts one sample in
+    return np.where(found, pos, np.inf)
+
+
+def _line_crossings(
+    rim_px: np.ndarray, anchor: np.ndarray, normal: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where each projected top circle crosses each sampling line, and how that crossing moves
+    when the circle is shifted in the image.
+
+    `rim_px` (C, L, J, 2): the circle of level l sampled at J equal angles; the sampling line j
+    is `anchor[:, j] + s * normal[:, j]`. The rim point of angle j lies off its line when the
+    circle is displaced sideways (a top moves away from the nadir as it rises): its projection
+    onto the line would put the outline up to d^2 / 2R too far out (~1 px at 5 cells from the
+    nadir, along the outline's sides). Instead the line is intersected with the circle through
+    the rim points j-1, j, j+1 (exact for a circle, close for the ellipse a tilted view makes).
+    Returns s (C, L, J) px along the line, and `shift_dir` (C, L, J, 2): ds / d(image shift)
+    = m / (m . n), m the outline's outward normal at the crossing.
+    """
+    b_pt = rim_px
+    a_rel = np.roll(rim_px, 1, axis=2) - b_pt  # neighbours relative to the middle point
+    c_rel = np.roll(rim_px, -1, axis=2) - b_pt
+    det = 2.0 * (a_rel[..., 0] * c_rel[..., 1] - a_rel[..., 1] * c_rel[..., 0])
+    det = np.where(np.abs(det) > 1e-9, det, 1e-9)
+    a2 = (a_rel * a_rel).sum(-1)
+    c2 = (c_rel * c_rel).sum(-1)
+    ux = (c_rel[..., 1] * a2 - a_rel[..., 1] * c2) / det
+    uy = (a_rel[..., 0] * c2 - c_rel[..., 0] * a2) / det
+    centre = b_pt + np.stack([ux, uy], axis=-1)  # circle through the three rim points
+    rho2 = ux * ux + uy * uy
+    n = normal[:, None]  # (C, 1, J, 2)
+    rel = anchor[:, None] - centre
+    b = (rel * n).sum(-1)
+    disc = b * b - ((rel * rel).sum(-1) - rho2)
+    s_proj = ((b_pt - anchor[:, None]) * n).sum(-1)
+    root = np.sqrt(np.maximum(disc, 0.0))
+    s_hi, s_lo = -b + root, -b - root
+    s_cross = np.where(np.abs(s_hi - s_proj) <= np.abs(s_lo - s_proj), s_hi, s_lo)
+    s_cross = np.where(disc > 0, s_cross, s_proj)
+    m = anchor[:, None] + s_cross[..., None] * n - centre
+    m_dot_n = (m * n).sum(-1, keepdims=True)
+    m = np.where(m_dot_n < 0, -m, m)
+    m_dot_n = np.maximum(np.abs(m_dot_n), 1e-9)
+    return s_cross, m / m_dot_n
+
+
 def _refine_fit(
     edge: np.ndarray,
     s_edge0: np.ndarray,
     s_pred: np.ndarray,
-    normal: np.ndarray,
+    shift_dir: np.ndarray,
     k0: np.ndarray,
     shift0: np.ndarray,
     px_per_cell: np.ndarray,
     params: TopsParams,
+    pos_dark: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Continuous height (pieces) and its sigma per cell.
 
     Robust least squares in the manner of ICP: unknowns (height change, image shift x, y, offset
     of the near side's edge), the shift held near zero by the prior of how far pieces sit
     off-centre. On the far side (`ds` >= `min_far_ds`) the top face is the stack's outline; on
-    the near side it meets its own side band, whose colour and shading put the edge at an offset
-    unknown per stack (prior `near_offset_sigma_px`): those edges place the circle without
-    biasing its size. Local maxima of the edge
-    strength along a direction are the candidates; with `first_edge_only` (shipped) only the
-    innermost one, since the top face is uniform and nothing lies inside it, while a lower piece
-    sticking out or the stack's side band gives further edges outside it, and its position is
-    the centroid of the outline's edge (`_outline_candidates`). Each iteration takes, per
-    direction, the candidate nearest to the current model circle and Tukey-weights it.
+    the near side it meets its own side band, whose colour and shading would move an edge
+    centroid around: there the edge is where the colour first darkens off the top's own
+    (`pos_dark`, from `_darkening_crossings`), at an offset held per stack by the prior
+    `near_offset_sigma_px`. Local maxima of the edge strength along a direction are the candidates;
+    with `first_edge_only` (shipped) only the innermost one, since the top face is uniform and
+    nothing lies inside it, while a lower piece sticking out or the stack's side band gives
+    further edges outside it, and its position is the centroid of the outline's edge
+    (`_outline_candidates`); on the far side that is the only measure. Each iteration takes, per direction, the candidate nearest to the
+    current model circle and Tukey-weights it.
+
+    The model is linear in the height around the coarse level: `refine_passes` passes, each
+    starting from the level (and shift) the previous one rounded to.
+    `s_pred` (C, L, J) and `shift_dir` (C, L, J, 2) are the outlines of each level along the
+    sampling lines and their change with an image shift (`_line_crossings`).
     """
+    pos, strength = _outline_candidates(edge, s_edge0, params)
+    if params.first_edge_only:
+        # one candidate per direction at most: keep just that one (the passes search fewer)
+        first = np.argmin(pos, axis=2)[..., None]
+        pos = np.take_along_axis(pos, first, axis=2)
+        strength = np.take_along_axis(strength, first, axis=2)
+    pos_near = pos if pos_dark is None else pos_dark[..., None]
+    kmax = params.max_height
+    k, shift = k0, shift0
+    h_est = sigma_h = np.zeros(len(k0))
+    for _ in range(max(1, params.refine_passes)):
+        h_est, sigma_h, shift = _refine_pass(
+            pos, pos_near, strength, s_pred, shift_dir, k, shift, px_per_cell, params
+        )
+        k = np.clip(np.rint(h_est).astype(np.int64), 1, kmax)
+    return h_est, sigma_h
+
+
+def _refine_pass(
+    pos_far: np.ndarray,
+    pos_near: np.ndarray,
+    strength: np.ndarray,
+    s_pred: np.ndarray,
+    shift_dir_all: np.ndarray,
+    k0: np.ndarray,
+    shift0: np.ndarray,
+    px_per_cell: np.ndarray,
+    params: TopsParams,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One pass of `_refine_fit` linearised at level k0 (C,) with image shift shift0 (C, 2):
+    (height estimate, its sigma, the fitted image shift)."""
     t = params.disc_thickness
     kmax = params.max_height
-    n_c, n_j, _ = edge.shape
+    n_c, n_j = pos_far.shape[:2]
     rows = np.arange(n_c)
+    shift_dir = shift_dir_all[rows, k0]  # (C, J, 2)
     k_hi = np.minimum(k0 + 1, kmax + 1)
     ds = (s_pred[rows, k_hi] - s_pred[rows, k0 - 1]) / ((k_hi - (k0 - 1)) * t)[:, None]  # px/cell
     far = ds >= params.min_far_ds
-    s0 = s_pred[rows, k0] + np.einsum("cjx,cx->cj", normal, shift0) + np.where(
+    pos = np.where(far[..., None], pos_far, pos_near)
+    s0 = s_pred[rows, k0] + np.einsum("cjx,cx->cj", shift_dir, shift0) + np.where(
         far, params.edge_offset_px, params.near_edge_offset_px
     )
-    pos, strength = _outline_candidates(edge, s_edge0, params)
     # the near side (where the top meets its own side band) tells where the top is, not how big it
     # is: its edge lies at an unknown offset (side colour, shading), a fourth unknown per cell
     use = np.where(far, 1.0, params.near_side_weight)
-    a = np.stack([ds, normal[..., 0], normal[..., 1], (~far).astype(np.float64)], axis=-1)  # (C,J,4)
+    a = np.stack([ds, shift_dir[..., 0], shift_dir[..., 1], (~far).astype(np.float64)], axis=-1)
     n_u = 4
     sigma_px = params.jitter_sigma * px_per_cell
     lam = (params.edge_sigma_px / sigma_px) ** 2  # prior weight relative to one edge
@@ -506,12 +656,12 @@ def _refine_fit(
     r = resid - np.einsum("cjk,ck->cj", a, u)
     w_sum = w.sum(axis=1)
     var_r = (w * r * r).sum(axis=1) / np.maximum(w_sum - float(n_u), 1.0)
-    var_r = np.maximum(var_r, params.edge_sigma_px**2)
+    var_r = np.maximum(var_r, params.min_residual_px**2)
     cov = np.linalg.inv(nmat)
     sigma_h = np.sqrt(cov[:, 0, 0] * var_r) / t
     sigma_h = np.maximum(sigma_h, params.min_height_sigma)
     h_est = k0 + u[:, 0] / t
-    return h_est, sigma_h
+    return h_est, sigma_h, shift0 + u[:, 1:3]
 
 
 # --- the stage --------------------------------------------------------------------------------
@@ -588,7 +738,11 @@ def read_tops(
     anchor = rim_px[:, mid]  # (C, J, 2)
     # local image scale at each top (px per cell), from the projected radius
     px_per_cell = np.linalg.norm(rim_px[:, mid] - ctr_px[:, mid, None, :], axis=-1).mean(axis=1) / radius
-    s_pred = np.einsum("cljx,cjx->clj", rim_px - anchor[:, None], normal)  # (C, L, J)
+    if params.exact_crossings:
+        s_pred, shift_dir_all = _line_crossings(rim_px, anchor, normal)  # (C, L, J), (C, L, J, 2)
+    else:
+        s_pred = np.einsum("cljx,cjx->clj", rim_px - anchor[:, None], normal)  # (C, L, J)
+        shift_dir_all = np.broadcast_to(normal[:, None], rim_px.shape)
 
     # profile sample positions (long enough for every height and every shift of the coarse grid)
     step = params.profile_step_px
@@ -634,8 +788,11 @@ def read_tops(
     k0, shift0 = _coarse_fit(edge, s_edge0, hyp, normal, shift_grid, px_per_cell, params)
 
     # 6. sub-pixel refinement: height and shift from the edge positions
+    pos_dark = None
+    if params.near_darkening > 0:
+        pos_dark = _darkening_crossings(prof, s_lo, step, params.near_darkening)
     h_est, sigma_h = _refine_fit(
-        edge, s_edge0, s_pred, normal, k0, shift0, px_per_cell, params
+        edge, s_edge0, s_pred, shift_dir_all, k0, shift0, px_per_cell, params, pos_dark
     )
     h_est = np.clip(h_est, 0.5, kmax + 0.49)
 
