@@ -19,6 +19,8 @@ pieces sit off-centre) and the near side's offset (held near its shipped value).
 height and its uncertainty. The top colour is read
 inside the chosen top face, after white-balancing the frame on the board's light squares, as the
 nearest hue angle; a cell is empty when the patch at its floor is as grey as the board.
+Everything that depends only on the board fit, camera model, frame size and parameters is cached
+(`_geometry`): the referee reads every settled frame on the same board fit.
 
 Camera model: with `intrinsics` the board pose comes from `cv2.solvePnP` on the four board corners
 (heights are then reported). Without, a nominal pinhole camera (principal point at the image centre,
@@ -33,6 +35,7 @@ Run as `python -m vision.domination IMAGE --corners x0,y0,...` to print the read
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -95,7 +98,9 @@ class TopsParams:
     #: horizontal field of view assumed when no intrinsics are given (Pi camera v2: 62.2 deg)
     nominal_hfov_deg: float = 62.2
     #: directions sampled around each candidate top circle
-    n_directions: int = 24
+    n_directions: int = 32
+    #: the coarse fit (which only picks the height level) uses every this-many-th direction
+    coarse_direction_step: int = 2
     #: profile step along the normal, px
     profile_step_px: float = 0.5
     #: half-width of the edge operator (central difference) along the normal, px
@@ -162,10 +167,12 @@ class TopsParams:
     exact_crossings: bool = True
     #: floor-patch chromaticity distance from the board above which a cell is occupied
     empty_saturation: float = 0.15
+    #: refinement: each edge weighs its relative strength (0..1) to this power (0: all alike)
+    edge_strength_power: float = 0.25
     #: robust (Tukey) scale of edge residuals, px
-    robust_scale_px: float = 1.0
+    robust_scale_px: float = 0.7
     #: floor of the edges' residual scatter when the height's sigma is computed, px
-    min_residual_px: float = 0.7
+    min_residual_px: float = 0.78
     #: floor-of-sigma for the height estimate, in pieces
     min_height_sigma: float = 0.05
 
@@ -178,11 +185,18 @@ class TopsParams:
             raise ValueError(f"max_height must be in 1..10, got {self.max_height}")
         if self.n_directions < 8:
             raise ValueError(f"n_directions must be >= 8, got {self.n_directions}")
+        if not 1 <= self.coarse_direction_step <= self.n_directions // 8:
+            raise ValueError(
+                "coarse_direction_step must be in 1..n_directions // 8, got "
+                f"{self.coarse_direction_step}"
+            )
         if self.near_side_weight < 0 or self.near_offset_sigma_px <= 0:
             raise ValueError(
                 "near_side_weight must be >= 0 and near_offset_sigma_px > 0, got "
                 f"{self.near_side_weight} and {self.near_offset_sigma_px}"
             )
+        if not 0 <= self.edge_strength_power <= 2:
+            raise ValueError(f"edge_strength_power must be in [0, 2], got {self.edge_strength_power}")
         if not 0 <= self.near_darkening < 1:
             raise ValueError(f"near_darkening must be in [0, 1), got {self.near_darkening}")
         if self.refine_passes < 1 or self.min_residual_px <= 0:
@@ -319,19 +333,26 @@ def _colour_model(colours: Mapping[str, Any] | None) -> tuple[list[str], np.ndar
 
 
 # --- sampling ---------------------------------------------------------------------------------
+_MAP_COLS = 512
+
+
 def _sample(frame: np.ndarray, points_px: np.ndarray) -> np.ndarray:
     """Bilinear samples (N, 3) float32 of `frame` at (N, 2) px; outside -> border replicate."""
-    import cv2
-
     n = points_px.shape[0]
-    cols = 512
-    rows = max(1, -(-n // cols))
-    pad = rows * cols - n
+    rows = max(1, -(-n // _MAP_COLS))
+    pad = rows * _MAP_COLS - n
     pts = np.asarray(points_px, dtype=np.float32)
     if pad:
         pts = np.vstack([pts, np.zeros((pad, 2), np.float32)])
-    map_x = np.ascontiguousarray(pts[:, 0].reshape(rows, cols))
-    map_y = np.ascontiguousarray(pts[:, 1].reshape(rows, cols))
+    map_x = np.ascontiguousarray(pts[:, 0].reshape(rows, _MAP_COLS))
+    map_y = np.ascontiguousarray(pts[:, 1].reshape(rows, _MAP_COLS))
+    return _sample_maps(frame, map_x, map_y, n)
+
+
+def _sample_maps(frame: np.ndarray, map_x: np.ndarray, map_y: np.ndarray, n: int) -> np.ndarray:
+    """Bilinear samples (n, 3) float32 of `frame` at the first n points of the maps (px)."""
+    import cv2
+
     out = cv2.remap(frame, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return out.reshape(-1, 3)[:n].astype(np.float32)
 
@@ -360,10 +381,20 @@ def _edge_profiles(
     prof: np.ndarray, s_lo: np.ndarray, step: float, halfwidth_px: float = 1.0
 ) -> tuple[np.ndarray, np.ndarray]:
     """Colour-edge strength along each profile (C, J, S') and the position of its first sample."""
-    p = (prof[:, :, :-2] + 2 * prof[:, :, 1:-1] + prof[:, :, 2:]) * 0.25  # smooth along s
+    import cv2
+
+    # [1 2 1] / 4 smoothing along s, then a central difference of +-k_d samples: one correlation
+    # kernel, applied per colour channel to the profiles laid out as rows of an image
     k_d = max(1, round(halfwidth_px / step))
-    diff = p[:, :, 2 * k_d :] - p[:, :, : -2 * k_d]
-    edge = np.sqrt((diff * diff).sum(axis=-1))
+    n_c, n_j, n_s, _ = prof.shape
+    kernel = np.zeros((1, 2 * k_d + 3), dtype=np.float32)
+    kernel[0, 2 * k_d :] += (0.25, 0.5, 0.25)
+    kernel[0, :3] -= (0.25, 0.5, 0.25)
+    rows = np.ascontiguousarray(prof, dtype=np.float32).reshape(n_c * n_j, n_s, 3)
+    diff = cv2.filter2D(rows, -1, kernel, anchor=(0, 0), borderType=cv2.BORDER_CONSTANT)
+    n_e = n_s - 2 - 2 * k_d
+    diff = diff[:, :n_e]
+    edge = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff)).reshape(n_c, n_j, n_e)
     return edge, s_lo + (k_d + 1) * step
 
 
@@ -649,7 +680,7 @@ def _refine_pass(
         resid = np.where(found, e_pos - s0, 0.0)  # measured offset from the start model
         r = np.where(found, e_pos - pred, np.inf)
         c_tuk = c_scale * 4.685
-        w = use * np.sqrt(e_str) * np.where(np.abs(r) < c_tuk, (1 - (r / c_tuk) ** 2) ** 2, 0.0)
+        w = use * e_str**params.edge_strength_power * np.where(np.abs(r) < c_tuk, (1 - (r / c_tuk) ** 2) ** 2, 0.0)
         nmat = np.einsum("cj,cjk,cjl->ckl", w, a, a) + prior_n + 1e-9 * np.eye(n_u)
         bvec = np.einsum("cj,cjk,cj->ck", w, a, resid) + prior_b
         u = np.linalg.solve(nmat, bvec[..., None])[..., 0]
@@ -664,36 +695,59 @@ def _refine_pass(
     return h_est, sigma_h, shift0 + u[:, 1:3]
 
 
-# --- the stage --------------------------------------------------------------------------------
-def read_tops(
-    frame: np.ndarray,
+# --- board-only geometry (cached) -------------------------------------------------------------
+@dataclass(frozen=True)
+class _Geometry:
+    """What `read_tops` derives from the board fit, camera model and parameters alone: where to
+    sample (as `cv2.remap` maps) and the predicted outlines. Arrays are read-only."""
+
+    n_ref: int
+    n_floor: int
+    n_points: int
+    n_samples: int
+    map_x: np.ndarray  # (rows, 512) float32
+    map_y: np.ndarray
+    s_lo: np.ndarray  # (C, J) px: first profile sample along each sampling line
+    hyp: np.ndarray  # (C, K, J) px: outline of heights 1..K along the lines
+    s_pred: np.ndarray  # (C, L, J) px: outline of levels 0..K+1
+    shift_dir: np.ndarray  # (C, L, J, 2): d s_pred / d image shift
+    normal: np.ndarray  # (C, J, 2)
+    px_per_cell: np.ndarray  # (C,)
+    shift_grid: np.ndarray  # (D, 2) px
+    top_px: np.ndarray  # (C, K, M, 2) float32: colour samples of the top face per height
+
+
+_GEOMETRY_CACHE: dict[tuple[Any, ...], _Geometry] = {}
+_GEOMETRY_CACHE_SIZE = 4
+_GEOMETRY_LOCK = threading.Lock()
+
+
+def _geometry(
     board: BoardFit,
-    params: TopsParams = TopsParams(),
-    *,
-    colours: Mapping[str, Any] | None = None,
-    intrinsics: Intrinsics | None = None,
-) -> TopsReading:
-    """Read the top colour (or empty) of all 52 cells, and the heights when `intrinsics` is given.
-
-    `frame` is the BGR image the `board` fit belongs to. `colours` is a calibrated colour model
-    {letter: BGR} as the pieces look in this camera and light; without it the default colours are
-    compared after white-balancing the frame on the board's light squares.
-    """
-    if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3:
-        shape = getattr(frame, "shape", None)
-        raise InvalidImageError(f"frame must be a BGR image of shape (H, W, 3), got shape {shape}")
-    if frame.dtype != np.uint8:
-        raise InvalidImageError(f"frame must be uint8 BGR, got dtype {frame.dtype}")
-    letters, ref_chroma = _colour_model(colours)
-    calibrated = colours is not None
-    h_img, w_img = frame.shape[:2]
-    if intrinsics is not None and tuple(intrinsics.image_size) != (w_img, h_img):
-        raise InvalidIntrinsicsError(
-            f"intrinsics are for {intrinsics.image_size[0]}x{intrinsics.image_size[1]} px frames, "
-            f"this frame is {w_img}x{h_img} (use Intrinsics.scaled_to)"
+    image_size: tuple[int, int],
+    params: TopsParams,
+    intrinsics: Intrinsics | None,
+) -> _Geometry:
+    """The board-only part of `read_tops`, cached on (corners, camera model, frame size, params):
+    the referee reads every settled frame on the same board fit."""
+    corners = np.ascontiguousarray(board.corners_px, dtype=np.float64)
+    key: tuple[Any, ...] = (corners.tobytes(), tuple(image_size), params)
+    if intrinsics is not None:
+        key += (
+            np.ascontiguousarray(intrinsics.camera_matrix, dtype=np.float64).tobytes(),
+            np.ascontiguousarray(intrinsics.dist_coeffs, dtype=np.float64).tobytes(),
         )
-    cam = camera_from_board(board, (w_img, h_img), params, intrinsics)
+    geo = _GEOMETRY_CACHE.get(key)
+    if geo is None:
+        geo = _build_geometry(camera_from_board(board, image_size, params, intrinsics), params)
+        with _GEOMETRY_LOCK:  # read_tops may run in several threads
+            while len(_GEOMETRY_CACHE) >= _GEOMETRY_CACHE_SIZE:
+                _GEOMETRY_CACHE.pop(next(iter(_GEOMETRY_CACHE)))
+            _GEOMETRY_CACHE[key] = geo
+    return geo
 
+
+def _build_geometry(cam: _Camera, params: TopsParams) -> _Geometry:
     n_cells = len(CELLS)
     radius = params.disc_diameter / 2.0
     t = params.disc_thickness
@@ -752,11 +806,75 @@ def read_tops(
     s_lo = hyp.min(axis=1) - margin  # (C, J)
     span = float((hyp.max(axis=1) - hyp.min(axis=1)).max()) + 2 * margin
     n_s = math.ceil(span / step) + 1
-    s_grid = s_lo[:, :, None] + step * np.arange(n_s)[None, None, :]  # (C, J, S)
-    prof_pts = anchor[:, :, None, :] + s_grid[..., None] * normal[:, :, None, :]
+    s_grid = (s_lo[:, :, None] + step * np.arange(n_s)[None, None, :]).astype(np.float32)
+    n_head = n_ref + n_floor
+    n_points = n_head + s_grid.size
+    rows = max(1, -(-n_points // _MAP_COLS))
+    maps = np.zeros((2, rows * _MAP_COLS), dtype=np.float32)
+    for axis in range(2):  # x, y of every sample: the reference points, then the profiles
+        maps[axis, :n_head] = all_px[:n_head, axis]
+        a_f = anchor[..., axis].astype(np.float32)[:, :, None]
+        n_f = normal[..., axis].astype(np.float32)[:, :, None]
+        maps[axis, n_head:n_points] = (a_f + s_grid * n_f).ravel()
+    map_x = maps[0].reshape(rows, _MAP_COLS)
+    map_y = maps[1].reshape(rows, _MAP_COLS)
+
+    # colour samples inside the top face of each height 1..kmax
+    col_off = _disc_points(radius * params.colour_radius_frac, 2, 6)
+    m = col_off.shape[0]
+    top_board = np.empty((n_cells, kmax, m, 3))
+    top_board[..., :2] = centres[:, None, None, :] + col_off[None, None]
+    top_board[..., 2] = (np.arange(1, kmax + 1) * t)[None, :, None]
+    top_px = cam.project(top_board.reshape(-1, 3)).reshape(n_cells, kmax, m, 2)
+
+    geo = _Geometry(
+        n_ref, n_floor, n_points, n_s, map_x, map_y, s_lo, hyp, s_pred,
+        np.ascontiguousarray(shift_dir_all), normal, px_per_cell, shift_grid, top_px,
+    )
+    for value in vars(geo).values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return geo
+
+
+
+# --- the stage --------------------------------------------------------------------------------
+def read_tops(
+    frame: np.ndarray,
+    board: BoardFit,
+    params: TopsParams = TopsParams(),
+    *,
+    colours: Mapping[str, Any] | None = None,
+    intrinsics: Intrinsics | None = None,
+) -> TopsReading:
+    """Read the top colour (or empty) of all 52 cells, and the heights when `intrinsics` is given.
+
+    `frame` is the BGR image the `board` fit belongs to. `colours` is a calibrated colour model
+    {letter: BGR} as the pieces look in this camera and light; without it the default colours are
+    compared after white-balancing the frame on the board's light squares.
+    """
+    if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3:
+        shape = getattr(frame, "shape", None)
+        raise InvalidImageError(f"frame must be a BGR image of shape (H, W, 3), got shape {shape}")
+    if frame.dtype != np.uint8:
+        raise InvalidImageError(f"frame must be uint8 BGR, got dtype {frame.dtype}")
+    letters, ref_chroma = _colour_model(colours)
+    calibrated = colours is not None
+    h_img, w_img = frame.shape[:2]
+    if intrinsics is not None and tuple(intrinsics.image_size) != (w_img, h_img):
+        raise InvalidIntrinsicsError(
+            f"intrinsics are for {intrinsics.image_size[0]}x{intrinsics.image_size[1]} px frames, "
+            f"this frame is {w_img}x{h_img} (use Intrinsics.scaled_to)"
+        )
+    geo = _geometry(board, (w_img, h_img), params, intrinsics)
+    n_cells = len(CELLS)
+    kmax = params.max_height
+    n_dir = params.n_directions
+    n_ref, n_floor, n_s = geo.n_ref, geo.n_floor, geo.n_samples
+    s_lo, step = geo.s_lo, params.profile_step_px
 
     # one bilinear sampling pass for everything
-    samples = _sample(frame, np.vstack([all_px[: n_ref + n_floor], prof_pts.reshape(-1, 2)]))
+    samples = _sample_maps(frame, geo.map_x, geo.map_y, geo.n_points)
     ref_s = samples[:n_ref].reshape(n_cells, 4, 3)
     floor_s = samples[n_ref : n_ref + n_floor].reshape(n_cells, -1, 3)
     prof = samples[n_ref + n_floor :].reshape(n_cells, n_dir, n_s, 3)
@@ -785,25 +903,26 @@ def read_tops(
 
     # 5. edge profiles -> coarse height and shift per cell
     edge, s_edge0 = _edge_profiles(prof * wb, s_lo, step, params.edge_halfwidth_px)
-    k0, shift0 = _coarse_fit(edge, s_edge0, hyp, normal, shift_grid, px_per_cell, params)
+    # the coarse fit on every `coarse_direction_step`-th direction (it only picks the level)
+    js = slice(None, None, params.coarse_direction_step)
+    k0, shift0 = _coarse_fit(
+        edge[:, js], s_edge0[:, js], geo.hyp[:, :, js], geo.normal[:, js], geo.shift_grid,
+        geo.px_per_cell, params,
+    )
 
     # 6. sub-pixel refinement: height and shift from the edge positions
     pos_dark = None
     if params.near_darkening > 0:
         pos_dark = _darkening_crossings(prof, s_lo, step, params.near_darkening)
     h_est, sigma_h = _refine_fit(
-        edge, s_edge0, s_pred, shift_dir_all, k0, shift0, px_per_cell, params, pos_dark
+        edge, s_edge0, geo.s_pred, geo.shift_dir, k0, shift0, geo.px_per_cell, params, pos_dark
     )
     h_est = np.clip(h_est, 0.5, kmax + 0.49)
 
     # 7. colour of the top face, at the chosen height
     k_final = np.clip(np.rint(h_est).astype(np.int64), 1, kmax)
-    col_off = _disc_points(radius * params.colour_radius_frac, 2, 6)
-    m = col_off.shape[0]
-    top_board = np.empty((n_cells, m, 3))
-    top_board[:, :, :2] = centres[:, None, :] + col_off[None]
-    top_board[:, :, 2] = (k_final * t)[:, None]
-    top_px = cam.project(top_board.reshape(-1, 3)).reshape(n_cells, m, 2)
+    m = geo.top_px.shape[2]
+    top_px = geo.top_px[np.arange(n_cells), k_final - 1]  # (C, M, 2)
     top_px = (top_px + shift0[:, None, :].astype(np.float32)).reshape(-1, 2)
     top_s = _sample(frame, top_px).reshape(n_cells, m, 3)
     top_chroma = _chroma(np.median(top_s, axis=1) * wb) - board_chroma  # (C, 2)
