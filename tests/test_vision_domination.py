@@ -182,6 +182,8 @@ def test_bad_inputs_give_clear_errors(scenes: list[Scene]) -> None:
         TopsParams(edge_strength_power=-1.0)
     with pytest.raises(ValueError, match="coarse_direction_step"):
         TopsParams(n_directions=16, coarse_direction_step=3)
+    with pytest.raises(ValueError, match="frame_offset_sigma_px"):
+        TopsParams(frame_offset_sigma_px=-0.1)
     with pytest.raises(InvalidIntrinsicsError, match="1640x1232"):
         read_tops(scene.image[:600, :800].copy(), board, intrinsics=scene.intrinsics)
     mirrored = fit_from_corners(scene.corners_px[::-1].copy(), "domination")
@@ -279,9 +281,9 @@ def _height_errors(scenes: list[Scene]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_heights_on_varied_frames_and_sigma_calibrated(height_scenes: list[Scene]) -> None:
-    """What the reader achieves today (benchmark: ~93 % exact, ~99.7 % within one piece; these
-    six frames 89 %), with margin; and height_sigma honest enough for the referee's inference to
-    weigh heights."""
+    """What the reader achieves today (benchmark: ~94-95 % exact, ~99.7 % within one piece;
+    these six frames 92.8 %), with margin; and height_sigma honest enough for the referee's
+    inference to weigh heights."""
     errs, z = _height_errors(height_scenes)
     assert errs.size >= 120
     assert np.mean(errs == 0) >= 0.83, f"only {np.mean(errs == 0):.1%} of heights exact"
@@ -297,7 +299,8 @@ def test_heights_of_stacks_below_the_camera() -> None:
     top (where it meets its own side band) places the circle although its edge lies at an offset
     unknown per stack. 12 frames, camera 8-12 cells up, tilt <= 5 degrees, the 16 central cells
     filled with random stacks 1-5 (192 stacks; 79 % exact without the near side, 86 % with it
-    at an edge centroid, 90 % with the near side where the colour first darkens off the top)."""
+    at an edge centroid, 90 % with the near side where the colour first darkens off the top,
+    91.1 % with the third round's tuning, 92.2 % with the frame's common edge offset fitted)."""
     exact: list[bool] = []
     for seed in range(300, 312):
         rng = np.random.default_rng(seed)
@@ -325,7 +328,8 @@ def test_heights_of_stacks_below_the_camera() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 8 target (95 % exact) not reached yet: 94.7 % on the benchmark (seed 9 93.9 %); "
+    reason="issue 8 target (95 % exact) not reached on every seed: 95.3 % on the benchmark (seed 9 "
+    "94.1 %), these six frames 92.8 %; "
     "within a cell of the camera's nadir only the top's apparent size (0.35-0.55 px of radius per "
     "piece) tells the height, and lower pieces sticking out 0-2 px widen the outline",
 )
@@ -458,3 +462,51 @@ def test_edge_profiles_match_smoothed_central_differences(rng: np.random.Generat
         np.testing.assert_allclose(edge, ref, rtol=1e-4, atol=1e-3)
         # the first edge sample sits k + 1 samples into the profile
         np.testing.assert_allclose(s0, s_lo + (k + 1) * step)
+
+
+def test_frame_offset_takes_a_common_edge_offset_off_the_heights(rng: np.random.Generator) -> None:
+    """An edge offset shared by every stack of a frame (blur, light) reads as height where only
+    the top's size tells it (below the camera), while stacks far from the nadir, whose
+    displacement pins the height, show it in their residuals: `_frame_offset`, fitted on the
+    occupied cells, gives back the heights of the stacks below the camera within 0.03 cells
+    (uncorrected they are off by offset / size rate, 0.1 cells here); cells not occupied (their
+    'edges' anything at all) do not count."""
+    from vision.domination import _frame_offset
+
+    n_far, n_below, n_empty, n_j = 40, 6, 6, 32
+    n_c = n_far + n_below + n_empty
+    theta = np.arange(n_j) * 2 * np.pi / n_j
+    size_rate = 3.0  # px of outline per cell of height, all around
+    disp_rate = np.r_[rng.uniform(6, 12, n_far), np.zeros(n_below), rng.uniform(0, 12, n_empty)]
+    ds = disp_rate[:, None] * np.cos(theta)[None] + size_rate  # (C, J) px per cell
+    near = ds < 0
+    a = np.stack(
+        [ds, np.tile(np.cos(theta), (n_c, 1)), np.tile(np.sin(theta), (n_c, 1)), near * 1.0], axis=-1
+    )
+    u_true = np.c_[
+        rng.uniform(-0.06, 0.06, (n_c, 1)), rng.normal(0, 0.1, (n_c, 2)), np.zeros((n_c, 1))
+    ]
+    offset_px = 0.3
+    resid = np.einsum("cjk,ck->cj", a, u_true) + offset_px + rng.normal(0, 0.02, (n_c, n_j))
+    resid[n_far + n_below :] += rng.uniform(-3, 3, (n_empty, n_j))  # empty cells: grid lines
+    w = np.ones((n_c, n_j))
+    prior = np.diag([0.0, 0.05, 0.05, (1.0 / 0.15) ** 2])
+    nmat = np.einsum("cj,cjk,cjl->ckl", w, a, a) + prior + 1e-9 * np.eye(4)
+    u = np.linalg.solve(nmat, np.einsum("cj,cjk,cj->ck", w, a, resid)[..., None])[..., 0]
+    r = resid - np.einsum("cjk,ck->cj", a, u)
+    occupied = np.arange(n_c) < n_far + n_below
+    params = TopsParams(frame_offset_sigma_px=1.0)
+    corrected = u[:, 0] - _frame_offset(w, a, r, nmat, occupied, params)
+    below = slice(n_far, n_far + n_below)
+    # without the correction the offset shows as height below the camera
+    assert np.all(np.abs(u[below, 0] - u_true[below, 0] - offset_px / size_rate) < 0.02)
+    np.testing.assert_allclose(corrected[below], u_true[below, 0], atol=0.03)
+    # no frame offset, no change beyond the noise (the near sides' own offsets)
+    resid0 = resid - offset_px
+    u0 = np.linalg.solve(nmat, np.einsum("cj,cjk,cj->ck", w, a, resid0)[..., None])[..., 0]
+    r0 = resid0 - np.einsum("cjk,ck->cj", a, u0)
+    change = _frame_offset(w, a, r0, nmat, occupied, params)
+    assert np.all(np.abs(change[below]) < 0.03)
+    # the prior holds it: a vanishing sigma leaves the heights as they are
+    tight = _frame_offset(w, a, r, nmat, occupied, TopsParams(frame_offset_sigma_px=1e-4))
+    assert np.all(np.abs(tight) < 1e-3)

@@ -16,9 +16,11 @@ outline, the edge is the centroid of the edge strength 2.5 px either side of the
 band, the edge is where the colour first darkens off the top's own colour (the side band's shading
 and what lies beyond it do not move that). Unknowns: height, shift (held by the prior of how far
 pieces sit off-centre) and the near side's offset (held near its shipped value). This gives the
-height and its uncertainty. The top colour is read
-inside the chosen top face, after white-balancing the frame on the board's light squares, as the
-nearest hue angle; a cell is empty when the patch at its floor is as grey as the board.
+height and its uncertainty; an edge offset common to the whole frame (blur, light), which near the
+camera's nadir would read as height, is fitted jointly over the occupied cells and taken off.
+The top colour is read inside the chosen top face, after white-balancing the frame on the board's
+light squares, as the nearest hue angle; a cell is empty when the patch at its floor is as grey as
+the board.
 Everything that depends only on the board fit, camera model, frame size and parameters is cached
 (`_geometry`): the referee reads every settled frame on the same board fit.
 
@@ -175,6 +177,10 @@ class TopsParams:
     min_residual_px: float = 0.78
     #: floor-of-sigma for the height estimate, in pieces
     min_height_sigma: float = 0.05
+    #: prior standard deviation of an edge offset common to all stacks of a frame (blur, light,
+    #: JPEG move every outline alike), px; fitted jointly over the occupied cells and taken off
+    #: each stack's height; 0: not fitted
+    frame_offset_sigma_px: float = 0.06
 
     def __post_init__(self) -> None:
         if not 0 < self.disc_diameter < 1:
@@ -204,6 +210,8 @@ class TopsParams:
                 "refine_passes must be >= 1 and min_residual_px > 0, got "
                 f"{self.refine_passes} and {self.min_residual_px}"
             )
+        if self.frame_offset_sigma_px < 0:
+            raise ValueError(f"frame_offset_sigma_px must be >= 0, got {self.frame_offset_sigma_px}")
         if not 10 <= self.nominal_hfov_deg <= 170:
             raise ValueError(f"nominal_hfov_deg must be in [10, 170], got {self.nominal_hfov_deg}")
 
@@ -587,6 +595,7 @@ def _refine_fit(
     px_per_cell: np.ndarray,
     params: TopsParams,
     pos_dark: np.ndarray | None = None,
+    occupied: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Continuous height (pieces) and its sigma per cell.
 
@@ -604,7 +613,9 @@ def _refine_fit(
     current model circle and Tukey-weights it.
 
     The model is linear in the height around the coarse level: `refine_passes` passes, each
-    starting from the level (and shift) the previous one rounded to.
+    starting from the level (and shift) the previous one rounded to. With
+    `frame_offset_sigma_px` > 0, an edge offset common to the frame's `occupied` cells is fitted
+    jointly with them (`_frame_offset`) and taken off each height.
     `s_pred` (C, L, J) and `shift_dir` (C, L, J, 2) are the outlines of each level along the
     sampling lines and their change with an image shift (`_line_crossings`).
     """
@@ -620,7 +631,7 @@ def _refine_fit(
     h_est = sigma_h = np.zeros(len(k0))
     for _ in range(max(1, params.refine_passes)):
         h_est, sigma_h, shift = _refine_pass(
-            pos, pos_near, strength, s_pred, shift_dir, k, shift, px_per_cell, params
+            pos, pos_near, strength, s_pred, shift_dir, k, shift, px_per_cell, params, occupied
         )
         k = np.clip(np.rint(h_est).astype(np.int64), 1, kmax)
     return h_est, sigma_h
@@ -636,6 +647,7 @@ def _refine_pass(
     shift0: np.ndarray,
     px_per_cell: np.ndarray,
     params: TopsParams,
+    occupied: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One pass of `_refine_fit` linearised at level k0 (C,) with image shift shift0 (C, 2):
     (height estimate, its sigma, the fitted image shift)."""
@@ -692,7 +704,38 @@ def _refine_pass(
     sigma_h = np.sqrt(cov[:, 0, 0] * var_r) / t
     sigma_h = np.maximum(sigma_h, params.min_height_sigma)
     h_est = k0 + u[:, 0] / t
+    if occupied is not None and params.frame_offset_sigma_px > 0:
+        h_est = h_est - _frame_offset(w, a, r, nmat, occupied, params) / t
     return h_est, sigma_h, shift0 + u[:, 1:3]
+
+
+def _frame_offset(
+    w: np.ndarray,
+    a: np.ndarray,
+    r: np.ndarray,
+    nmat: np.ndarray,
+    occupied: np.ndarray,
+    params: TopsParams,
+) -> np.ndarray:
+    """Change of each cell's height unknown (cells, (C,)) when an edge offset common to
+    the whole frame is fitted with the stacks.
+
+    Blur, light and compression move every outline of a frame alike, and near the camera's nadir
+    that offset reads as height (the top's size is the only cue there), while far from it the
+    top's displacement pins the height and leaves the offset in the residuals. Each stack's fit
+    is linear: with all of its edges moved by delta its unknowns change by -delta N^-1 A^T W 1
+    and its weighted cost by a quadratic in delta whose slope at 0 is -2 (W 1) . r (the final
+    residuals `r`, weights `w`, design `a`, normal matrix `nmat` with priors). The frame's delta
+    minimises the sum over the `occupied` cells plus the prior (`frame_offset_sigma_px`), i.e.
+    delta = sum_c (W 1) . r / (sum_c [1' W 1 - g' A' W 1] + lambda), g = N^-1 A' W 1.
+    """
+    atw1 = np.einsum("cj,cjk->ck", w, a)  # A^T W 1 per cell
+    g = np.linalg.solve(nmat, atw1[..., None])[..., 0]  # d(unknowns) / d(-delta)
+    slope = (w * r).sum(axis=1)
+    curvature = w.sum(axis=1) - (atw1 * g).sum(axis=1)
+    lam = (params.edge_sigma_px / params.frame_offset_sigma_px) ** 2
+    delta = float(slope[occupied].sum() / (curvature[occupied].sum() + lam))
+    return delta * g[:, 0]
 
 
 # --- board-only geometry (cached) -------------------------------------------------------------
@@ -915,7 +958,8 @@ def read_tops(
     if params.near_darkening > 0:
         pos_dark = _darkening_crossings(prof, s_lo, step, params.near_darkening)
     h_est, sigma_h = _refine_fit(
-        edge, s_edge0, geo.s_pred, geo.shift_dir, k0, shift0, geo.px_per_cell, params, pos_dark
+        edge, s_edge0, geo.s_pred, geo.shift_dir, k0, shift0, geo.px_per_cell, params, pos_dark,
+        occupied,
     )
     h_est = np.clip(h_est, 0.5, kmax + 0.49)
 
