@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hardware.sim.camera import random_camera
 from hardware.sim.options import RenderOptions
+from hardware.sim.positions import random_discs
 from hardware.sim.render import SimDisc, render_dition
 from vision.board import BoardParams, find_board
 from vision.camera import Intrinsics
@@ -60,24 +61,8 @@ MODES = ("corners+K", "corners", "aruco+K", "lines+K", "lines",
 DEFAULT_MODES = MODES[:5]
 
 
-def random_discs(rng: np.random.Generator, n: int, touching: float = 0.33) -> list[SimDisc]:
-    """n non-overlapping discs on the playing area, a share of them touching an earlier one."""
-    pts: list[np.ndarray] = []
-    tries = 0
-    while len(pts) < n and tries < 50 * n:
-        tries += 1
-        if pts and rng.random() < touching:
-            base = pts[int(rng.integers(len(pts)))]
-            a = rng.uniform(0, 2 * math.pi)
-            p = base + rng.uniform(1.0, 1.03) * np.array([math.cos(a), math.sin(a)])
-        else:
-            p = rng.uniform(0.5, 19.5, 2)
-        if not (0.5 <= p[0] <= 19.5 and 0.5 <= p[1] <= 19.5):
-            continue
-        if pts and np.min(np.linalg.norm(np.array(pts) - p, axis=1)) < 1.0:
-            continue
-        pts.append(p)
-    return [SimDisc(float(x), float(y), "black" if rng.random() < 0.5 else "white") for x, y in pts]
+#: the benchmark's layouts: a third of the discs touch another, random colours
+LAYOUT = {"touching_fraction": 0.33, "colours": "random"}
 
 
 def symmetries(points: np.ndarray) -> list[np.ndarray]:
@@ -141,7 +126,7 @@ def run(frames: int, seed: int, modes: tuple[str, ...], verbose: bool) -> dict[s
     scores = {m: Score() for m in modes}
     for k in range(frames):
         n = int(rng.integers(10, 151))
-        discs = random_discs(rng, n)
+        discs = random_discs(rng, n, **LAYOUT)
         opts = RenderOptions.random(rng)
         cam_d = random_camera(rng, "dition", distortion=True)
         cam_0 = random_camera(rng, "dition", distortion=False)
@@ -193,7 +178,7 @@ def scene_eval(sequences: int, seed: int) -> None:
     for k in range(sequences):
         cam = random_camera(rng, "dition")
         opts = RenderOptions.random(rng)
-        discs = random_discs(rng, int(rng.integers(10, 120)))
+        discs = random_discs(rng, int(rng.integers(10, 120)), **LAYOUT)
         intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
         x, y = rng.uniform(1, 19, 2)
         hand = HandPose.random(rng, float(x), float(y), math.degrees(math.atan2(y - 10, x - 10)))

@@ -6,10 +6,13 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.spatial import cKDTree
 
 from hardware.sim import RenderOptions, SimDisc, look_at_board, random_camera, render_dition
-from vision.board import find_board
+from hardware.sim import random_discs as sim_random_discs
+from vision.board import BoardParams, find_board
 from vision.camera import Intrinsics
 from vision.dition import DiscParams, DiscReading, camera_geometry, detect_discs
 
@@ -22,20 +25,42 @@ def _intrinsics(cam) -> Intrinsics:
     return Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
 
 
-def random_discs(rng: np.random.Generator, n: int, touching: float = 0.33) -> list[SimDisc]:
-    pts: list[np.ndarray] = []
-    while len(pts) < n:
-        if pts and rng.random() < touching:
-            a = rng.uniform(0, 2 * math.pi)
-            p = pts[int(rng.integers(len(pts)))] + rng.uniform(1.0, 1.03) * np.array([math.cos(a), math.sin(a)])
-        else:
-            p = rng.uniform(0.5, 19.5, 2)
-        if not (0.5 <= p[0] <= 19.5 and 0.5 <= p[1] <= 19.5):
-            continue
-        if pts and np.min(np.linalg.norm(np.array(pts) - p, axis=1)) < 1.0:
-            continue
-        pts.append(p)
-    return [SimDisc(float(x), float(y), "black" if rng.random() < 0.5 else "white") for x, y in pts]
+def random_discs(rng: np.random.Generator, n: int) -> list[SimDisc]:
+    """The benchmark's layouts (hardware.sim.random_discs): a third of the discs touch another,
+    random colours."""
+    return list(sim_random_discs(rng, n, touching_fraction=0.33, colours="random"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 150), touching=st.floats(0.0, 1.0))
+def test_shared_layout_generator(seed: int, n: int, touching: float) -> None:
+    """hardware.sim.random_discs with touching discs and random colours (the benchmark's and
+    these tests' layouts): discs never overlap, stay on the playing area, about the asked share
+    of them touch an earlier one, and the default keeps its old behaviour (same draws)."""
+    discs = sim_random_discs(np.random.default_rng(seed), n, touching_fraction=touching, colours="random")
+    assert len(discs) == n
+    xy = np.array([[d.x, d.y] for d in discs]).reshape(-1, 2)
+    assert np.all((xy >= 0.5) & (xy <= 19.5))
+    if n > 1:
+        pairs = cKDTree(xy).query_pairs(1.0 - 1e-9, output_type="ndarray")
+        assert len(pairs) == 0, f"overlapping discs {pairs[:3]}"
+    if n >= 60:
+        # a disc touches an earlier one when its centre lies 1.0 .. 1.03 from it; a uniformly
+        # placed disc does so only by chance (< 10 % here)
+        dist = [np.min(np.linalg.norm(xy[:i] - xy[i], axis=1)) for i in range(1, n)]
+        share = np.mean(np.array(dist) <= 1.03)
+        assert touching - 0.25 <= share <= touching + 0.25, f"touching share {share:.2f} for {touching:.2f}"
+        colours = [d.colour for d in discs]
+        assert 0.2 < colours.count("black") / n < 0.8
+    plain = sim_random_discs(np.random.default_rng(seed), n)
+    assert [d.colour for d in plain] == [("black", "white")[i % 2] for i in range(n)]
+    legacy = np.random.default_rng(seed)  # the draws of the generator before the options existed
+    for d in plain:
+        while True:
+            x, y = legacy.uniform(0.5, 19.5, 2)
+            if all((x - e.x) ** 2 + (y - e.y) ** 2 >= 1.0 for e in plain[: plain.index(d)]):
+                break
+        assert (x, y) == (d.x, d.y)
 
 
 def match(truth: list[SimDisc], found: list[DiscReading]) -> tuple[np.ndarray, int, int, int]:
@@ -187,11 +212,13 @@ def _hot_spot_frame(seed: int):
     return discs, cam, render_dition(discs, cam, rng, options=opts)
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1, 2, 9, 17, 22])
 def test_white_discs_on_clipped_paper_under_a_hot_spot(seed: int) -> None:
     """The paper and the white faces around the hot spot are clipped at 255 (dot and rim all
     but washed out): every white disc is still found once, and no phantom appears at the notch
-    between touching white discs or the gap between three."""
+    between touching white discs or the gap between three. (Seeds 9, 17 and 22: dots a few grey
+    levels deep and shrunken to half their size, found from the start closest to them, with the
+    weaker step and the smaller size a neutral grey dot may have there.)"""
     import cv2
 
     discs, cam, r = _hot_spot_frame(seed)
@@ -207,9 +234,92 @@ def test_white_discs_on_clipped_paper_under_a_hot_spot(seed: int) -> None:
 def test_hot_spot_frames_give_no_phantoms() -> None:
     """Under harsher exposure some white discs stay invisible, but nothing is reported that
     is not a disc."""
-    for seed in (0, 5, 8, 10, 15, 22):
+    # seed 20: the notch where two touching white discs meet is as round and as deep as their
+    # washed-out dots there; only its colour (the warm paper in their shadow) tells it apart
+    for seed in (0, 5, 8, 10, 15, 16, 20):
         discs, cam, r = _hot_spot_frame(seed)
         k = _intrinsics(cam)
         fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k)
         _, _, phantoms, colours = match(discs, detect_discs(r.image, fit, intrinsics=k))
         assert (phantoms, colours) == (0, 0), f"seed {seed}: phantoms {phantoms}, wrong colours {colours}"
+
+
+def _bench_frame(seed: int, k: int, markers: bool = True, distortion: bool = True):
+    """Frame k of `benchmarks/bench_vision_dition.py --seed SEED` (corners+K; lines+K without
+    the markers; corners without distortion): the same draws."""
+    rng = np.random.default_rng(seed)
+    for _ in range(k + 1):
+        discs = random_discs(rng, int(rng.integers(10, 151)))
+        opts = RenderOptions.random(rng)
+        cam_d = random_camera(rng, "dition", distortion=True)
+        cam_0 = random_camera(rng, "dition", distortion=False)
+    cam = cam_d if distortion else cam_0
+    opts = opts.replace(markers=markers)
+    return discs, cam, render_dition(discs, cam, np.random.default_rng([seed, k]), options=opts)
+
+
+#: the one disc of the benchmark's frames (seeds 1-4) that stays unseen: white, on clipped paper,
+#: its dot 3 grey levels deep in grey, its side and shadow within 2-5 levels of the paper
+UNSEEN = {(1, 37): (0.78, 11.55)}
+
+
+@pytest.mark.parametrize(("seed", "k"), [(2, 70), (4, 97), (1, 37)])
+def test_benchmark_frames_with_hard_white_discs(seed: int, k: int) -> None:
+    """Frames of the benchmark that used to miss a white disc. (2, 70): on clipped paper, its
+    dot washed out, its outline showing on a third of the rays; (4, 97): hemmed in by its
+    neighbours, its dot's blob next to a stronger one where two discs touch; (1, 37): on a
+    drawn line (the ink hidden under it), its dot 8 grey levels deep on a clipped face."""
+    discs, cam, r = _bench_frame(seed, k)
+    k_ = _intrinsics(cam)
+    fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k_)
+    found = detect_discs(r.image, fit, intrinsics=k_)
+    unseen = UNSEEN.get((seed, k))
+    if unseen is not None:
+        hidden = [d for d in discs if math.hypot(d.x - unseen[0], d.y - unseen[1]) < 0.01]
+        assert len(hidden) == 1 and hidden[0].colour == "white"
+        found = [d for d in found if math.dist(d.centre_board, unseen) > 0.3]
+        discs = [d for d in discs if d is not hidden[0]]
+    check_frame(discs, found)
+
+
+def test_no_phantom_on_bright_paper_below_the_sensors_white() -> None:
+    """Benchmark seed 1, frame 66, board found from its lines: paper at 252 grey levels, just
+    below the sensor's white, passes for clipped, but it still carries its noise, where steps as
+    weak as a washed-out dot's are everywhere; only a noise-free face earns those rules."""
+    discs, cam, r = _bench_frame(1, 66, markers=False)
+    k = _intrinsics(cam)
+    fit = find_board(r.image, BoardParams(use_aruco=False), intrinsics=k)
+    found = detect_discs(r.image, fit, intrinsics=k)
+    check_frame(_as_read(discs, found), found)
+
+
+def _as_read(discs: list[SimDisc], found: list[DiscReading]) -> list[SimDisc]:
+    """The truth turned as the reading is: a square board found from its lines alone has no
+    preferred corner 0 (the rotation closest to the reading)."""
+    t = np.array([[d.x, d.y] for d in discs])
+    x, y = t[:, 0], t[:, 1]
+    f = np.array([d.centre_board for d in found])
+    rotations = [np.stack(p, 1) for p in ((x, y), (20 - y, x), (20 - x, 20 - y), (y, 20 - x))]
+    best = min(rotations, key=lambda p: float(np.median(cKDTree(p).query(f)[0])))
+    return [SimDisc(float(px), float(py), d.colour) for (px, py), d in zip(best, discs)]
+
+
+def test_no_white_disc_made_of_bare_paper() -> None:
+    """Benchmark seed 2, frame 74, no calibration, board from its lines: a weak vote peak on
+    bare paper between discs, its "face" as bright as the paper around it: a white reading's
+    contrast against the plate says nothing about a disc being there unless its dot is seen
+    (or its face is clipped), so only its outline speaks for it, and too little."""
+    discs, _cam, r = _bench_frame(2, 74, markers=False, distortion=False)
+    fit = find_board(r.image, BoardParams(use_aruco=False))
+    found = detect_discs(r.image, fit)
+    check_frame(_as_read(discs, found), found, max_tol=0.08)
+
+
+def test_grey_dot_under_a_warm_light() -> None:
+    """Benchmark seed 2, frame 72, without a calibration: a white disc on clipped paper whose
+    washed-out dot, grey under a warm light, is 8 grey levels warmer (B - R) than the clipped
+    face around it, as the notch between touching discs would be; measured against the light's
+    colour cast (read on the black discs' grey dots) it is as neutral as a grey dot is."""
+    discs, _cam, r = _bench_frame(2, 72, distortion=False)
+    fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]))
+    check_frame(discs, detect_discs(r.image, fit), max_tol=0.08)

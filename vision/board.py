@@ -99,19 +99,22 @@ class BoardFit:
 # --------------------------------------------------------------------------------------------
 
 
-def as_gray(frame: np.ndarray) -> np.ndarray:
-    """BGR (H, W, 3) or gray (H, W) uint8 -> gray (H, W) uint8; clear error otherwise."""
-    import cv2
-
+def check_frame(frame: np.ndarray) -> None:
+    """Raise InvalidImageError unless `frame` is a BGR (H, W, 3) or gray (H, W) uint8 image."""
     if not isinstance(frame, np.ndarray) or frame.size == 0:
         raise InvalidImageError("frame must be a non-empty numpy array")
     if frame.dtype != np.uint8:
         raise InvalidImageError(f"frame must be uint8, got {frame.dtype}")
-    if frame.ndim == 2:
-        return frame
-    if frame.ndim == 3 and frame.shape[2] == 3:
-        return cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-    raise InvalidImageError(f"frame must be (H, W, 3) BGR or (H, W) gray, got shape {frame.shape}")
+    if not (frame.ndim == 2 or (frame.ndim == 3 and frame.shape[2] == 3)):
+        raise InvalidImageError(f"frame must be (H, W, 3) BGR or (H, W) gray, got shape {frame.shape}")
+
+
+def as_gray(frame: np.ndarray) -> np.ndarray:
+    """BGR (H, W, 3) or gray (H, W) uint8 -> gray (H, W) uint8; clear error otherwise."""
+    import cv2
+
+    check_frame(frame)
+    return frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
 
 
 def board_corners_board(game: str) -> np.ndarray:
@@ -273,6 +276,22 @@ def _rectify_maps_cached(
     return map1, map2
 
 
+def board_to_image_maps(
+    board: BoardFit,
+    intrinsics: Intrinsics | None = None,
+    *,
+    scale_px_per_unit: float = 16.0,
+    margin_board: float = 1.5,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The cached dense tables behind `board_to_image_lookup`: (x, y) captured pixels (float32,
+    (n, n) each, read-only) of board point (u / scale - margin, v / scale - margin) at entry [v, u]. A
+    `cv2.remap` of each at table coordinates (float32 maps) is an exact bilinear look-up."""
+    return _coord_maps_cached(
+        board.H_board_to_image.tobytes(), board.size_board, float(scale_px_per_unit),
+        float(margin_board), board_intrinsics(board, intrinsics),
+    )
+
+
 def board_to_image_lookup(
     points_board: np.ndarray,
     board: BoardFit,
@@ -316,7 +335,9 @@ def _coord_maps_cached(
     if intrinsics is not None:
         px = intrinsics.distort_points(px)
     # float32 keeps 1e-4 px at these magnitudes; offsets relative to the table would do better
-    return px[:, 0].reshape(n, n).astype(np.float32), px[:, 1].reshape(n, n).astype(np.float32)
+    mx, my = px[:, 0].reshape(n, n).astype(np.float32), px[:, 1].reshape(n, n).astype(np.float32)
+    mx.flags.writeable = my.flags.writeable = False  # shared by every caller of the cache
+    return mx, my
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,24 +17,34 @@ Stage: `detect_discs(frame, board, params, *, intrinsics) -> list[DiscReading]`.
    pixels carry no noise), the dot may look 44 % smaller, a dot on a line counts when no
    ink shows around it (the disc hides the line), a washed-out dot counts when the outline fit
    finds the rim around it, and readings closer than discs can lie keep the best-supported one
-   (the notch between two touching discs and the gap between three look like dots there).
+   (the notch between two touching discs and the gap between three look like dots there). A
+   neutral grey dot on a face clipped all around and free of noise may be fainter still (a rim
+   of 1 grey level per sample) and look 60 % smaller: the notch and the gap show the warm paper
+   in the discs' shadow, the dot does not (`min_clipped_dot_chroma`, against the face or against
+   the light's colour cast read on the black discs' dots). Dot-only candidates that
+   cannot pass these tests are dropped before the (costly) profiles.
 3. Colour: the face between the dot and the rim against the local plate brightness (a
    morphological closing), with the grey dot as second vote (brighter than a black face, darker
-   than a white one), so glare on a black face does not make it white.
-4. Sub-pixel: radial profiles in the ORIGINAL frame (no resampling loss; one `cv2.remap`)
-   across the grey dot's rim and across the disc's rim; robust least-squares circle fits give the
-   top face centre. The disc's side shows outside the rim on the camera's side (half white, half
+   than a white one), so glare on a black face does not make it white. (That contrast speaks
+   for a white reading only when its dot is seen or its face is clipped: bare paper is as
+   bright as a white face.)
+4. Sub-pixel: radial profiles in the ORIGINAL frame (no resampling loss; one `cv2.remap` of the
+   colour frame at the sample points only; the points come from the board's cached
+   board -> image table at a few nodes per ray, interpolated along it) across the grey dot's rim
+   and across the disc's rim; robust least-squares circle fits (all of a frame in one batch)
+   give the top face centre. The disc's side shows outside the rim on the camera's side (half white, half
    black on a two-faced disc), so the rim fit uses only rays where that band is thinner than
    `max_band_board`. Both estimates are averaged by their uncertainties.
 5. Thickness: the top face lies `thickness_board` above the board, so its projection is pushed
    away from the camera's foot point by t / (Z_c - t). With intrinsics the camera pose is exact
    (from H); without, the focal length is estimated from the homography (principal point at the
    image centre, square pixels), falling back to `default_hfov_deg` when the tilt is too small
-   to tell. See docs/readme/vision-dition.md for the residual this leaves.
+   to tell. See docs/vision-dition.md for the residual this leaves.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from dataclasses import dataclass
@@ -45,10 +55,10 @@ import numpy as np
 from vision.board import (
     DITION_SQUARES,
     BoardFit,
-    as_gray,
     board_intrinsics,
     board_to_image,
-    board_to_image_lookup,
+    board_to_image_maps,
+    check_frame,
     rectify,
 )
 from vision.camera import Intrinsics
@@ -58,6 +68,9 @@ Colour = Literal["black", "white"]
 #: radii (board units) of the samples across the grey dot's rim and across the disc's rim
 DOT_RADII = np.linspace(0.03, 0.255, 16)
 RIM_RADII = np.linspace(0.34, 0.70, 19)
+#: the cached board -> image table the profile points are looked up in (vision.board)
+LOOKUP_SCALE_PX_PER_UNIT = 16.0
+LOOKUP_MARGIN_BOARD = 1.5
 
 
 @dataclass(frozen=True)
@@ -80,7 +93,10 @@ class DiscParams:
     #: a dot-only candidate: determinant-of-Hessian blob response at the dot's scale
     min_dot_response: float = 10.0
     #: ... times this on a white face clipped all around (clipped pixels carry no noise)
-    clipped_dot_response: float = 0.4
+    clipped_dot_response: float = 0.3
+    #: dot blobs are local maxima of that response within a square of this side (the disc's own
+    #: dot wins over the faint ring around it, and is not lost to a neighbour's rim or contact)
+    dot_nms_board: float = 0.55
     #: dot-only candidates: share of the rays that must cross the dot's rim
     min_dot_cover: float = 0.75
     #: ... on a clipped white face
@@ -122,6 +138,19 @@ class DiscParams:
     clipped_dot_shrink: float = 0.44
     #: ... for a dot-only candidate (no outline votes for it)
     clipped_dot_only_shrink: float = 0.44
+    #: minimum grey step per profile sample for the rim of a dot on a clipped white face when the
+    #: dot is neutral in colour (a grey dot; the notch between touching white discs is warm)
+    neutral_clipped_dot_step: float = 1.0
+    #: ... and may look this much smaller (share of its radius)
+    neutral_clipped_dot_shrink: float = 0.6
+    #: a dot counts as neutral when its B - R is at most this much below the face's, or below
+    #: what the light's colour cast gives a grey of its brightness (grey levels)
+    min_clipped_dot_chroma: float = -4.0
+    #: the colour cast is measured on the grey dots of at least this many black discs
+    min_cast_dots: int = 5
+    #: ... and only on a face whose spread (robust sigma, grey levels) is at most this: clipped,
+    #: not merely bright
+    max_clipped_noise: float = 0.75
     #: radial rays for the sub-pixel fits
     n_rays: int = 24
     #: horizontal field of view assumed when no intrinsics are given and the tilt is too small
@@ -183,9 +212,22 @@ def camera_geometry(
     default_hfov_deg: float = 62.2,
     min_perspective_strength: float = 0.05,
 ) -> CameraGeometry:
-    """The camera centre above the board from H_board_to_image (and K when known)."""
+    """The camera centre above the board from H_board_to_image (and K when known); the result
+    is cached per board, image size and camera."""
+    return _camera_geometry_cached(board.H_board_to_image.tobytes(), (int(image_size[0]), int(image_size[1])),
+                                   intrinsics, float(default_hfov_deg), float(min_perspective_strength))
+
+
+@functools.lru_cache(maxsize=16)
+def _camera_geometry_cached(
+    H_bytes: bytes,
+    image_size: tuple[int, int],
+    intrinsics: Intrinsics | None,
+    default_hfov_deg: float,
+    min_perspective_strength: float,
+) -> CameraGeometry:
     w, h = image_size
-    H = board.H_board_to_image
+    H = np.frombuffer(H_bytes, dtype=np.float64).reshape(3, 3)
     if intrinsics is not None:
         K = intrinsics.camera_matrix
         estimated = False
@@ -241,21 +283,20 @@ def detect_discs(
     import cv2
 
     intrinsics = board_intrinsics(board, intrinsics)
-    gray = as_gray(frame)
+    check_frame(frame)
     s = params.scale_px_per_unit
     m = params.margin_board
     rect_bgr = rectify(frame, board, s, m, intrinsics) if frame.ndim == 3 else None
-    rect = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2GRAY) if rect_bgr is not None else rectify(gray, board, s, m, intrinsics)
+    rect = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2GRAY) if rect_bgr is not None else rectify(frame, board, s, m, intrinsics)
     rectf = rect.astype(np.float32)
-    white_img = _contrast_channel(rect_bgr, params) if rect_bgr is not None else rectf
-    cands, votes = _candidates(rectf, white_img, params)
+    cands, votes = _candidates(*_vote_channels(rect_bgr if rect_bgr is not None else rect, params), params)
     # discs hemmed in on all sides by their own colour have little outline to vote with, but
     # their grey dot is always in view: add dot-like spots that no outline candidate explains
     from scipy.spatial import cKDTree
 
     dots = all_dots = _dot_candidates(rectf, params)
     if len(dots) and len(cands):
-        near, _ = cKDTree(cands).query(dots)
+        near, _ = cKDTree(cands).query(dots, distance_upper_bound=2 * params.min_separation_board * s)
         dots = dots[near > params.min_separation_board * s]
     from_dot = np.r_[np.zeros(len(cands), bool), np.ones(len(dots), bool)]
     cands = np.concatenate([cands.reshape(-1, 2), dots.reshape(-1, 2)])
@@ -268,36 +309,80 @@ def detect_discs(
     small = cv2.resize(rect, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
     ks = max(3, (k // 4) | 1)
     bg = cv2.morphologyEx(small, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ks, ks)))
-    bg = cv2.resize(bg, (rect.shape[1], rect.shape[0]), interpolation=cv2.INTER_LINEAR).astype(np.float32)
 
-    face, dotv, plate, spread = _ring_stats(rectf, bg, cands, params)
+    face, dotv, spread = _ring_stats(rectf, cands, params)
+    plate = _plate_brightness(bg, rect.shape, cands)
     ratio = face / np.maximum(plate, 1.0)
     # black: a face well below the plate (glare lifts it to ~0.65), and a dot brighter than
     # the face; white: a face near or above the plate and a darker dot
     black_score = (params.black_ratio - ratio) / 0.12 + np.clip((dotv - face) / 40.0, -1.0, 1.0)
     is_black = black_score > 0
-    # a white disc on clipped paper votes with its shadow side only, and its vote peak can lie
-    # off the centre by more than the dot fit reaches: start its fits from its dot's blob
-    if len(all_dots):
-        d_dot, j_dot = cKDTree(all_dots).query(cands)
-        snap = ~from_dot & ~is_black & (d_dot < params.dot_snap_board * s) & (d_dot > params.dot_snap_min_board * s)
-        centres0[snap] = all_dots[j_dot[snap]] / s - m
-
-    geom = camera_geometry(board, (gray.shape[1], gray.shape[0]), intrinsics, params.default_hfov_deg)
-    grayf = gray  # profiles are sampled from uint8 (quantisation << sensor noise)
-    # one sampling pass for both fits: rays from each candidate across the dot and the rim
-    vals, u = _sample_profiles(grayf, board, intrinsics, centres0, np.r_[DOT_RADII, RIM_RADII], params.n_rays)
-    nd = len(DOT_RADII)
     # the leniency for dots on clipped white faces needs the face clipped all around the dot,
     # with no ink showing (a drawn line through clipped paper is no disc's dot)
     clear = np.zeros(len(cands), bool)
     if (~is_black).any():
-        clear[~is_black] = _clipped_annulus(rect, (centres0[~is_black] + m) * s, params)
-    top, top_sigma, dot_ok, dot_cover, dot_clipped = _refine_dots(
-        grayf, board, intrinsics, centres0, is_black, params, sampled=(vals[..., :nd], u), clear=clear)
-    outline_c, outline_sigma, outline_ok, outline_cover = _refine_outline(
-        grayf, board, intrinsics, top, is_black, geom, params, origins=centres0,
-        sampled=(vals[..., nd:], u))
+        clear[~is_black] = _clipped_annulus(rect, cands[~is_black], params)
+    # a white disc on clipped paper votes with its shadow side only, and its vote peak can lie
+    # off the centre by more than the dot fit reaches: start its fits from its dot's blob (on a
+    # clipped face, where the dot looks shrunken and the fit needs a close start, from both)
+    alt_start = np.full((len(cands), 2), np.nan)
+    if len(all_dots):
+        d_dot, j_dot = cKDTree(all_dots).query(cands, distance_upper_bound=2 * params.dot_snap_board * s)
+        white_near = ~from_dot & ~is_black & (d_dot < params.dot_snap_board * s)
+        snap = white_near & (d_dot > params.dot_snap_min_board * s)
+        if snap.any():
+            centres0[snap] = all_dots[j_dot[snap]] / s - m
+            clear[snap] = _clipped_annulus(rect, all_dots[j_dot[snap]], params)
+        both = white_near & ~snap & clear & (d_dot > 0)
+        alt_start[both] = all_dots[j_dot[both]] / s - m
+    # a dot-only candidate can only pass below with a uniform face around it off the drawn
+    # lines, or on a face clipped all around: drop the others before the (costly) profiles
+    uniform = spread < 0.2 * np.abs(face - dotv)
+    off_ink = _off_ink(centres0, intrinsics is not None, params)
+    viable = ~from_dot | clear | (uniform & off_ink)
+    if not viable.all():
+        (cands, votes, from_dot, centres0, face, dotv, spread, black_score, is_black, clear, uniform,
+         off_ink, alt_start) = (a[viable] for a in (cands, votes, from_dot, centres0, face, dotv, spread,
+                                                    black_score, is_black, clear, uniform, off_ink, alt_start))
+        if len(cands) == 0:
+            return []
+
+    geom = camera_geometry(board, (frame.shape[1], frame.shape[0]), intrinsics, params.default_hfov_deg)
+    # one sampling pass for both fits: rays from each candidate (and from each second start)
+    # across the dot and the rim
+    n = len(cands)
+    alt = np.flatnonzero(np.isfinite(alt_start[:, 0]))
+    ext = np.r_[np.arange(n), alt]
+    starts = np.concatenate([centres0, alt_start[alt]])
+    # (from the uint8 frame, BGR or grey: quantisation << sensor noise)
+    vals, u = _sample_profiles(frame, board, intrinsics, starts, np.r_[DOT_RADII, RIM_RADII], params.n_rays)
+    nd = len(DOT_RADII)
+    # a grey dot is neutral; the notch where two white discs touch, or the gap between three,
+    # shows the warm paper in their shadow
+    # (only asked where the face is clipped all around and free of noise: paper just below the
+    # sensor's white still carries its noise, and steps that weak are everywhere in it)
+    neutral = None
+    if rect_bgr is not None:
+        neutral = np.zeros(len(starts), bool)
+        ask = np.flatnonzero(clear[ext] & (spread[ext] <= params.max_clipped_noise))
+        if len(ask):
+            black_dots = cands[~from_dot & is_black]
+            cast = _colour_cast(rect_bgr, black_dots, params)
+            neutral[ask] = _neutral_dots(rect_bgr, (starts[ask] + m) * s, cast, params)
+    # both sub-pixel fits of every start in one batch: the grey dot's rim and the disc's rim
+    dot_edges = _dot_edges(vals[..., :nd], is_black[ext], params, clear=clear[ext], neutral=neutral)
+    rim_edges = _rim_edges(vals[..., nd:], u, starts, is_black[ext], geom, params)
+    dots_fit, rims_fit = _fit_dots_and_rims(starts, u, dot_edges, rim_edges, params)
+    if len(alt):
+        # of the two starts, the one whose dot fit agrees with more rays stays
+        ok2, cover2 = dots_fit[2][n:], dots_fit[3][n:]
+        better = alt[ok2 & (~dots_fit[2][alt] | (cover2 > dots_fit[3][alt]))]
+        from_alt = n + np.flatnonzero(np.isin(alt, better))
+        centres0[better] = starts[from_alt]
+        for a in (*dots_fit, *rims_fit):
+            a[better] = a[from_alt]
+    top, top_sigma, dot_ok, dot_cover, dot_clipped = (a[:n] for a in dots_fit)
+    outline_c, outline_sigma, outline_ok, outline_cover = (a[:n] for a in rims_fit)
     # combine the two estimates of the top face centre, then undo the thickness parallax
     w_dot = np.where(dot_ok, 1.0 / np.maximum(top_sigma, 1e-3) ** 2, 0.0)
     w_out = np.where(outline_ok, 1.0 / np.maximum(outline_sigma, 1e-3) ** 2, 0.0)
@@ -315,25 +400,16 @@ def detect_discs(
     full_votes = 2 * math.pi * 0.5 * s
     vote_score = np.clip(votes / full_votes, 0, 1)
     contrast = np.clip(np.abs(black_score) / 2.0, 0, 1)
-    conf = 0.45 * vote_score + 0.2 * contrast + 0.2 * dot_ok + 0.15 * outline_ok
+    # (a white reading's contrast against the plate cannot tell a disc from bare paper: without
+    # its dot in view, on a face that is not clipped, only the outline speaks for it)
+    contrast_counts = is_black | dot_ok | dot_clipped
+    conf = 0.45 * vote_score + 0.2 * contrast * contrast_counts + 0.2 * dot_ok + 0.15 * outline_ok
     size = board.size_board
     tol = params.outside_tolerance_board
     inside = np.all((centre > -tol) & (centre < size + tol), axis=1)
     # a dot-only candidate must show a proper dot (a gap between discs is no circle)
-    # and a uniform face around it (a line corner or a gap between discs is not)
-    uniform = spread < 0.2 * np.abs(face - dotv)
+    # and a uniform face around it (a line corner or a gap between discs is not), off the ink
     if from_dot.any():
-        # the corners of the drawn squares look like dots too (an L of ink on paper); a disc
-        # centred on one still has its outline to vote with
-        corners = np.array([(a, b) for lo, hi in DITION_SQUARES for a in (lo, hi) for b in (lo, hi)])
-        d_corner = np.min(np.linalg.norm(centres0[:, None, :] - corners[None], axis=2), axis=1)
-        # ... and so does noise on a drawn line; a hemmed-in disc centred exactly on a line is
-        # rare enough to leave to the players
-        # (without the lens model a distorted line bows away from where the square is drawn
-        # in the rectified image, so the band is wider)
-        band = params.line_exclusion_board if intrinsics is not None else max(
-            params.line_exclusion_board, params.line_exclusion_uncalibrated_board)
-        off_ink = (d_corner > params.corner_exclusion_board) & (_distance_to_lines(centres0) > band)
         # except where the ink is hidden: a round dot on a white face clipped all around, with
         # no trace of the line or corner it lies on, is a disc covering them
         hidden = from_dot & ~off_ink & dot_clipped & (dot_cover >= params.hidden_ink_dot_cover)
@@ -345,15 +421,16 @@ def detect_discs(
         min_cover = np.where(dot_clipped, params.clipped_dot_cover, params.min_dot_cover)
         uniform &= (off_ink | (hidden & annulus_ok)) & (dot_cover >= min_cover) & annulus_ok
     dot_conf = np.where(dot_ok & uniform, 0.4 + 0.3 * contrast + 0.3 * outline_ok, 0.0)
+    # a white disc on clipped paper whose dot is all but washed out still shows its side and
+    # its shadow to the outline fit: with a clipped face all around the faint dot and the outline
+    # centred where the search started, that is a disc (a dot-only candidate must also lie off
+    # the ink; a vote peak has its outline's votes besides)
+    moved = np.linalg.norm(outline_c - centres0, axis=1)
+    rim_only = (~dot_ok & outline_ok & dot_clipped & (moved < params.rim_only_max_shift_board)
+                & (outline_cover >= params.rim_only_min_cover))
     if from_dot.any():
-        # a white disc on clipped paper whose dot is all but washed out still shows its side
-        # and its shadow to the outline fit: with a clipped face all around the faint dot and the
-        # outline centred on it, that is a disc
-        moved = np.linalg.norm(outline_c - centres0, axis=1)
-        rim_only = (from_dot & ~dot_ok & outline_ok & dot_clipped & annulus_ok & off_ink
-                    & (moved < params.rim_only_max_shift_board) & (outline_cover >= params.rim_only_min_cover))
-        dot_conf = np.where(rim_only, 0.45 + 0.2 * contrast, dot_conf)
-    conf = np.where(from_dot, dot_conf, conf)
+        dot_conf = np.where(rim_only & annulus_ok & off_ink, 0.45 + 0.2 * contrast, dot_conf)
+    conf = np.where(from_dot, dot_conf, np.where(rim_only, np.maximum(conf, 0.45 + 0.2 * contrast), conf))
     # every disc shows its dot or its rim to the sub-pixel fits; a vote peak that shows
     # neither is a coincidence of edges between discs
     keep = inside & (conf >= params.min_confidence) & (dot_ok | outline_ok)
@@ -366,18 +443,14 @@ def detect_discs(
                            params.min_separation_board)
     conf = np.clip(conf, 0.0, 1.0)
     px = board_to_image(centre[idx], board, intrinsics)
-    out = [
-        DiscReading(
-            (float(centre[i, 0]), float(centre[i, 1])),
-            (float(px[j, 0]), float(px[j, 1])),
-            "black" if is_black[i] else "white",
-            float(conf[i]),
-            float(sigma[i]),
-        )
-        for j, i in enumerate(idx)
+    order = np.lexsort((centre[idx, 0], centre[idx, 1]))  # by (y, x)
+    sel = idx[order]
+    return [
+        DiscReading((cx, cy), (ix, iy), "black" if b else "white", cf, sg)
+        for (cx, cy), (ix, iy), b, cf, sg in zip(
+            centre[sel].tolist(), px[order].tolist(), is_black[sel].tolist(), conf[sel].tolist(),
+            sigma[sel].tolist())
     ]
-    out.sort(key=lambda d: (d.centre_board[1], d.centre_board[0]))
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -385,59 +458,71 @@ def detect_discs(
 # --------------------------------------------------------------------------------------------
 
 
-def _contrast_channel(rect_bgr: np.ndarray, params: DiscParams) -> np.ndarray:
-    """Grey plus 'blueness' (B - R): the warm paper loses against the neutral white face,
-    so white discs stand out from the plate as much as black ones do."""
+def _vote_channels(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np.ndarray]:
+    """The rectified image at the vote scale (float32): grey, and grey plus 'blueness' (B - R),
+    where the warm paper loses against the neutral white face, so white discs stand out from the
+    plate as much as black ones do (a grey image gives grey twice)."""
     import cv2
 
+    f = params.vote_scale_px_per_unit / params.scale_px_per_unit
+    rect = rect.astype(np.float32)
+    if f < 1:
+        rect = cv2.resize(rect, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+    if rect.ndim == 2:
+        return rect, rect
     w = params.chroma_weight
-    m = np.array([[0.114 + w, 0.587, 0.299 - w]], dtype=np.float32)
-    out = cv2.transform(rect_bgr.astype(np.float32), m)
-    return out if out.ndim == 2 else out[..., 0]
+    grey = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY)
+    bright = cv2.transform(rect, np.array([[0.114 + w, 0.587, 0.299 - w]], dtype=np.float32))
+    return grey, bright
 
 
 def _candidates(
     dark_img: np.ndarray, bright_img: np.ndarray, params: DiscParams
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(N, 2) candidate centres in rectified pixels and their vote counts. Dark discs vote
-    from `dark_img` (grey), bright discs from `bright_img` (grey plus blueness)."""
+    """(N, 2) candidate centres in rectified pixels (at `scale_px_per_unit`) and their vote
+    counts. Dark discs vote from `dark_img` (grey), bright discs from `bright_img` (grey plus
+    blueness), both at the coarser `vote_scale_px_per_unit` (`_vote_channels`; the sub-pixel
+    work happens later, in the original frame)."""
     import cv2
 
-    # vote at a coarser scale (the sub-pixel work happens later, in the original frame)
-    f = params.vote_scale_px_per_unit / params.scale_px_per_unit
-    if f < 1:
-        dark_img = cv2.resize(dark_img, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
-        bright_img = cv2.resize(bright_img, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
-    else:
-        f = 1.0
+    f = min(params.vote_scale_px_per_unit / params.scale_px_per_unit, 1.0)
     s = params.scale_px_per_unit * f
     r = 0.5 * params.disc_diameter_board * s
     h, w = dark_img.shape
-    acc = np.zeros((2, h, w), np.float32)
-    for plane, sign, img in ((0, -1.0, dark_img), (1, 1.0, bright_img)):
-        # plane 0: dark disc (vote against the gradient); plane 1: bright disc (along it)
+    # votes land in an accumulator padded by more than a radius (those outside the image are
+    # cropped off), so a vote's target is its pixel's flat index plus an offset
+    pad = math.ceil(r) + 2
+    wp = w + 2 * pad
+    thr_edge = np.float32(params.min_edge_strength)
+    acc = []
+    for sign, img in ((-1.0, dark_img), (1.0, bright_img)):
+        # dark disc: vote against the gradient; bright disc: along it (the filters run on the
+        # image padded as their own borders would be, and the padding does not vote)
+        img = cv2.copyMakeBorder(img, pad, pad, pad, pad, cv2.BORDER_REFLECT_101)
         blur = cv2.GaussianBlur(img, (0, 0), 0.6)
-        gx = cv2.Sobel(blur, cv2.CV_32F, 1, 0, ksize=3, scale=0.125)
-        gy = cv2.Sobel(blur, cv2.CV_32F, 0, 1, ksize=3, scale=0.125)
-        mag = cv2.magnitude(gx, gy)
-        ys, xs = np.nonzero(mag > params.min_edge_strength)
-        g = mag[ys, xs]
-        ux, uy = gx[ys, xs] / g, gy[ys, xs] / g
-        wgt = np.minimum(g / (2 * params.min_edge_strength), 1.0)
-        vx = np.rint(xs + sign * r * ux).astype(np.int64)
-        vy = np.rint(ys + sign * r * uy).astype(np.int64)
-        ok = (vx >= 0) & (vx < w) & (vy >= 0) & (vy < h)
-        acc[plane] = np.bincount(vy[ok] * w + vx[ok], weights=wgt[ok], minlength=h * w).reshape(h, w)
+        gx = cv2.Sobel(blur, cv2.CV_32F, 1, 0, ksize=3, scale=0.125).ravel()
+        gy = cv2.Sobel(blur, cv2.CV_32F, 0, 1, ksize=3, scale=0.125).ravel()
+        mag = cv2.magnitude(gx, gy).reshape(h + 2 * pad, wp)
+        mag[:pad] = mag[-pad:] = mag[:, :pad] = mag[:, -pad:] = 0
+        mag = mag.ravel()
+        idx = np.flatnonzero(mag > thr_edge)
+        g = mag[idx]
+        k = np.float32(sign * r) / g
+        # (whole numbers of pixels, exact in float32 at these sizes)
+        target = idx + (np.rint(gy[idx] * k) * np.float32(wp) + np.rint(gx[idx] * k)).astype(np.intp)
+        wgt = np.minimum(g * np.float32(0.5 / params.min_edge_strength), np.float32(1.0))
+        votes = np.bincount(target, weights=wgt, minlength=(h + 2 * pad) * wp).reshape(h + 2 * pad, wp)
+        acc.append(votes[pad:pad + h, pad:pad + w].astype(np.float32))
     # edges are ~2 px thick after the blur: each edge contributes ~2 votes per unit length
     sigma_acc = 1.0
-    acc = np.stack([cv2.GaussianBlur(a, (0, 0), sigma_acc) for a in acc])
-    best = acc.max(axis=0)
+    best = cv2.max(*(cv2.GaussianBlur(a, (0, 0), sigma_acc) for a in acc))
     # a full circle's votes: ~2 px-thick edge * circumference, spread by the blur kernel
     full = 2 * math.pi * r * 2.0 / (2 * math.pi * sigma_acc**2)
     thr = params.min_vote_fraction * full
     ksz = round(params.min_separation_board * s) | 1
     dil = cv2.dilate(best, np.ones((ksz, ksz), np.uint8))  # a square max filter is separable
-    py, px = np.nonzero((best >= dil) & (best > thr))
+    above = np.flatnonzero(best > thr)
+    py, px = np.divmod(above[best.ravel()[above] >= dil.ravel()[above]], w)
     if len(px) == 0:
         return np.zeros((0, 2)), np.zeros(0)
     val = best[py, px]
@@ -492,31 +577,112 @@ def _non_overlapping(
     return np.sort(idx[~drop])
 
 
+@functools.lru_cache(maxsize=32)
+def _ring_offsets(radii_px: tuple[float, ...], n_angles: int) -> tuple[np.ndarray, np.ndarray]:
+    """(1, len(radii) * n_angles) float32 x and y offsets of points on rings (radius-major)."""
+    ang = np.linspace(0, 2 * math.pi, n_angles, endpoint=False)
+    r = np.asarray(radii_px, dtype=np.float64)[:, None]
+    ox = (r * np.cos(ang)[None, :]).astype(np.float32).reshape(1, -1)
+    oy = (r * np.sin(ang)[None, :]).astype(np.float32).reshape(1, -1)
+    ox.flags.writeable = oy.flags.writeable = False
+    return ox, oy
+
+
+def _ring_indices(shape: tuple[int, ...], centres_px: np.ndarray, radii_px: tuple[float, ...],
+                  n_angles: int) -> np.ndarray:
+    """(N, len(radii) * n_angles) flat indices of the nearest pixels of an image of `shape` on
+    rings around each centre (clamped to the image)."""
+    ox, oy = _ring_offsets(tuple(float(r) for r in radii_px), n_angles)
+    h, w = shape[:2]
+    c = np.asarray(centres_px, dtype=np.float32).reshape(-1, 2)
+    xi = np.clip(np.rint(c[:, :1] + ox).astype(np.intp), 0, w - 1)
+    yi = np.clip(np.rint(c[:, 1:] + oy).astype(np.intp), 0, h - 1)
+    return yi * w + xi
+
+
+def _ring_samples(img: np.ndarray, centres_px: np.ndarray, radii_px: tuple[float, ...], n_angles: int) -> np.ndarray:
+    """(N, len(radii) * n_angles) values of the nearest pixels of a one-channel `img` on rings
+    around each centre (clamped to the image)."""
+    return img.reshape(-1)[_ring_indices(img.shape, centres_px, radii_px, n_angles)]
+
+
 def _clipped_annulus(rect: np.ndarray, cands_px: np.ndarray, params: DiscParams) -> np.ndarray:
     """Whether every rectified pixel between 0.2 and 0.4 diameters of each candidate is clipped
     white (no ink shows through: the drawn line or corner there is under a disc's face)."""
+    r = params.disc_diameter_board * params.scale_px_per_unit
+    level = params.clip_level - params.hidden_ink_margin
+    # a quick look at a third of one ring first: most candidates fail there
+    out = np.min(_ring_samples(rect, cands_px, (0.33 * r,), 16), axis=1) >= level
+    if out.any():
+        ring = _ring_samples(rect, np.asarray(cands_px)[out], (0.2 * r, 0.26 * r, 0.33 * r, 0.4 * r), 48)
+        out[out] = np.min(ring, axis=1) >= level
+    return out
+
+
+def _dot_colour(rect_bgr: np.ndarray, cands_px: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np.ndarray]:
+    """B - R and grey (grey levels) at each candidate's centre (the dot), from the rectified BGR
+    image (nearest pixels)."""
     s = params.scale_px_per_unit
-    ang = np.linspace(0, 2 * math.pi, 48, endpoint=False)
-    radii = np.array([0.2, 0.26, 0.33, 0.4]) * params.disc_diameter_board * s
-    h, w = rect.shape
-    xs = cands_px[:, None, None, 0] + radii[None, :, None] * np.cos(ang)[None, None, :]
-    ys = cands_px[:, None, None, 1] + radii[None, :, None] * np.sin(ang)[None, None, :]
-    xi = np.clip(np.rint(xs).astype(int), 0, w - 1)
-    yi = np.clip(np.rint(ys).astype(int), 0, h - 1)
-    return np.min(rect[yi, xi].reshape(len(cands_px), -1), axis=1) >= params.clip_level - params.hidden_ink_margin
+    bgr = _mean_colour(rect_bgr, cands_px, (0.0, 0.03 * s, 0.06 * s))
+    return bgr[:, 0] - bgr[:, 2], bgr @ np.array([0.114, 0.587, 0.299], np.float32)
+
+
+def _mean_colour(rect_bgr: np.ndarray, cands_px: np.ndarray, radii_px: tuple[float, ...]) -> np.ndarray:
+    """(N, 3) mean BGR of the nearest pixels on rings (24 points each) around each candidate."""
+    idx = _ring_indices(rect_bgr.shape, cands_px, radii_px, 24)
+    sums = rect_bgr.reshape(-1, 3)[idx].sum(axis=1, dtype=np.float32)
+    return sums / np.float32(idx.shape[1])
+
+
+def _colour_cast(rect_bgr: np.ndarray, dots_px: np.ndarray, params: DiscParams) -> float | None:
+    """The light's colour cast as (B - R) / grey of a neutral grey: the median over the grey
+    dots of black discs (not clipped), or None from fewer than `min_cast_dots` of them."""
+    if len(dots_px) < params.min_cast_dots:
+        return None
+    blue_minus_red, grey = _dot_colour(rect_bgr, dots_px, params)
+    ok = (grey > 20) & (grey < params.clip_level - 20)
+    if ok.sum() < params.min_cast_dots:
+        return None
+    return float(np.median(blue_minus_red[ok] / grey[ok]))
+
+
+def _neutral_dots(rect_bgr: np.ndarray, cands_px: np.ndarray, cast: float | None, params: DiscParams) -> np.ndarray:
+    """Whether each candidate's centre is as neutral in colour as a grey dot: its B - R no more
+    than `-min_clipped_dot_chroma` grey levels below the face's around it (the ring at 0.3
+    diameters), or below what the light's colour cast gives a grey of its brightness."""
+    s = params.scale_px_per_unit
+    blue_minus_red, grey = _dot_colour(rect_bgr, cands_px, params)
+    face = _mean_colour(rect_bgr, cands_px, (0.3 * s,))
+    neutral = blue_minus_red - (face[:, 0] - face[:, 2]) >= params.min_clipped_dot_chroma
+    if cast is not None:
+        neutral |= blue_minus_red - cast * grey >= params.min_clipped_dot_chroma
+    return neutral
+
+
+def _off_ink(centres_board: np.ndarray, calibrated: bool, params: DiscParams) -> np.ndarray:
+    """Whether each point lies clear of the drawn squares: the corners of the squares look like
+    dots (an L of ink on paper; a disc centred on one still has its outline to vote with), and
+    so does noise on a drawn line (a hemmed-in disc centred exactly on a line is rare enough to
+    leave to the players). Without the lens model a distorted line bows away from where the
+    square is drawn in the rectified image, so the band is wider."""
+    corners = np.array([(a, b) for lo, hi in DITION_SQUARES for a in (lo, hi) for b in (lo, hi)])
+    d_corner = np.min(np.linalg.norm(centres_board[:, None, :] - corners[None], axis=2), axis=1)
+    band = params.line_exclusion_board if calibrated else max(
+        params.line_exclusion_board, params.line_exclusion_uncalibrated_board)
+    return (d_corner > params.corner_exclusion_board) & (_distance_to_lines(centres_board) > band)
 
 
 def _distance_to_lines(points_board: np.ndarray) -> np.ndarray:
     """Distance of each point to the nearest drawn line of the Dition board."""
-    best = np.full(len(points_board), np.inf)
-    for lo, hi in DITION_SQUARES:
-        for axis in (0, 1):
-            along = points_board[:, 1 - axis]
-            on_span = (along >= lo) & (along <= hi)
-            for c in (lo, hi):
-                d = np.where(on_span, np.abs(points_board[:, axis] - c), np.inf)
-                best = np.minimum(best, d)
-    return best
+    p = np.asarray(points_board, dtype=np.float64).reshape(-1, 1, 2)
+    lo = np.array([sq[0] for sq in DITION_SQUARES])[None, :, None]
+    hi = np.array([sq[1] for sq in DITION_SQUARES])[None, :, None]
+    # (N, squares, axis): distance to the square's nearer line across `axis`, where the point
+    # lies along that line's span
+    across = np.minimum(np.abs(p - lo), np.abs(p - hi))
+    along = p[..., ::-1]
+    on_span = (along >= lo) & (along <= hi)
+    return np.min(np.where(on_span, across, np.inf), axis=(1, 2))
 
 
 def _dot_candidates(rect: np.ndarray, params: DiscParams) -> np.ndarray:
@@ -530,21 +696,20 @@ def _dot_candidates(rect: np.ndarray, params: DiscParams) -> np.ndarray:
     dxx = cv2.Sobel(g, cv2.CV_32F, 2, 0, ksize=3)
     dyy = cv2.Sobel(g, cv2.CV_32F, 0, 2, ksize=3)
     dxy = cv2.Sobel(g, cv2.CV_32F, 1, 1, ksize=3)
-    resp = np.sqrt(np.maximum(dxx * dyy - dxy * dxy, 0.0))
-    ksz = round(params.min_separation_board * s) | 1
-    dil = cv2.dilate(resp, np.ones((ksz, ksz), np.uint8))
+    # the response is sqrt(det H); its square (det H) has the same local maxima above 0
+    det = dxx * dyy - dxy * dxy
+    ksz = round(params.dot_nms_board * s) | 1
+    dil = cv2.dilate(det, np.ones((ksz, ksz), np.uint8))
     low = params.min_dot_response * params.clipped_dot_response
-    ys, xs = np.nonzero((resp >= dil) & (resp > low))
+    above = np.flatnonzero(det > low * low)
+    ys, xs = np.divmod(above[det.ravel()[above] >= dil.ravel()[above]], det.shape[1])
     # a dot on a white face clipped at the sensor's white keeps little contrast, but clipped
     # pixels carry no noise either: a weaker blob counts there when the face all around is clipped
-    weak = resp[ys, xs] <= params.min_dot_response
+    weak = det[ys, xs] <= params.min_dot_response**2
     if weak.any():
-        ang = np.linspace(0, 2 * math.pi, 16, endpoint=False)
         rr = 0.3 * params.disc_diameter_board * s
-        h, w = rect.shape
-        xi = np.clip(np.rint(xs[weak, None] + rr * np.cos(ang)).astype(int), 0, w - 1)
-        yi = np.clip(np.rint(ys[weak, None] + rr * np.sin(ang)).astype(int), 0, h - 1)
-        clipped = np.min(rect[yi, xi], axis=1) >= params.clip_level
+        around = _ring_samples(rect, np.stack([xs[weak], ys[weak]], axis=1), (rr,), 16)
+        clipped = np.min(around, axis=1) >= params.clip_level
         keep = ~weak
         keep[np.flatnonzero(weak)[clipped]] = True
         xs, ys = xs[keep], ys[keep]
@@ -552,31 +717,39 @@ def _dot_candidates(rect: np.ndarray, params: DiscParams) -> np.ndarray:
 
 
 def _ring_stats(
-    rect: np.ndarray, bg: np.ndarray, cands_px: np.ndarray, params: DiscParams
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Median face brightness (between dot and rim), dot brightness, plate brightness and the
-    spread (robust sigma) of the face samples."""
+    rect: np.ndarray, cands_px: np.ndarray, params: DiscParams
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Median face brightness (between dot and rim), dot brightness and the spread (robust
+    sigma) of the face samples, from the rectified image (nearest pixels)."""
     s = params.scale_px_per_unit
-    ang = np.linspace(0, 2 * math.pi, 24, endpoint=False)
-    ring_r = np.array([0.22, 0.28, 0.34]) * s
-    dot_r = np.array([0.0, 0.05, 0.08]) * s
-    h, w = rect.shape
+    ring = _ring_samples(rect, cands_px, (0.22 * s, 0.28 * s, 0.34 * s), 24)
+    dot = _ring_samples(rect, cands_px, (0.0, 0.05 * s, 0.08 * s), 24)
+    face = _row_median(ring)
+    spread = 1.4826 * _row_median(np.abs(ring - face[:, None]))
+    return face, _row_median(dot), spread
 
-    def sample(img: np.ndarray, radii: np.ndarray) -> np.ndarray:
-        xs = cands_px[:, None, None, 0] + radii[None, :, None] * np.cos(ang)[None, None, :]
-        ys = cands_px[:, None, None, 1] + radii[None, :, None] * np.sin(ang)[None, None, :]
-        xi = np.clip(np.rint(xs).astype(int), 0, w - 1)
-        yi = np.clip(np.rint(ys).astype(int), 0, h - 1)
-        return img[yi, xi].reshape(len(cands_px), -1)
 
-    ring = sample(rect, ring_r)
-    face = np.median(ring, axis=1)
-    dot = np.median(sample(rect, dot_r), axis=1)
-    spread = 1.4826 * np.median(np.abs(ring - face[:, None]), axis=1)
-    xi = np.clip(np.rint(cands_px[:, 0]).astype(int), 0, w - 1)
-    yi = np.clip(np.rint(cands_px[:, 1]).astype(int), 0, h - 1)
-    plate = bg[yi, xi]
-    return face, dot, plate, spread
+def _row_median(a: np.ndarray) -> np.ndarray:
+    """The median of each row of a 2-D array (a full sort is faster than np.median here)."""
+    srt = np.sort(a, axis=1)
+    n = a.shape[1]
+    return 0.5 * (srt[:, (n - 1) // 2] + srt[:, n // 2])
+
+
+def _plate_brightness(bg_small: np.ndarray, rect_shape: tuple[int, ...], cands_px: np.ndarray) -> np.ndarray:
+    """The local plate brightness (`bg_small`: a closing of the rectified image at a smaller
+    scale) at the rectified pixel nearest each candidate, interpolated as a resize of it back to
+    `rect_shape` would."""
+    import cv2
+
+    h, w = rect_shape[:2]
+    hs, ws = bg_small.shape[:2]
+    xi = np.clip(np.rint(cands_px[:, 0]), 0, w - 1)
+    yi = np.clip(np.rint(cands_px[:, 1]), 0, h - 1)
+    mx = ((xi + 0.5) * (ws / w) - 0.5).astype(np.float32).reshape(1, -1)
+    my = ((yi + 0.5) * (hs / h) - 0.5).astype(np.float32).reshape(1, -1)
+    return cv2.remap(bg_small.astype(np.float32), mx, my, cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_REPLICATE).ravel()
 
 
 # --------------------------------------------------------------------------------------------
@@ -585,173 +758,241 @@ def _ring_stats(
 
 
 def _sample_profiles(
-    grayf: np.ndarray,
+    frame: np.ndarray,
     board: BoardFit,
     intrinsics: Intrinsics | None,
     centres: np.ndarray,
     radii: np.ndarray,
     n_rays: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Grey values (N, n_rays, len(radii)) along rays in the board plane, and the ray
-    directions (n_rays, 2)."""
+    """Grey values (N, n_rays, len(radii)) float32 along rays in the board plane, and the ray
+    directions (n_rays, 2). `frame` is BGR or grey; a BGR frame is sampled first and only the
+    samples are converted to grey. The sample points are looked up in the board's cached
+    board -> image table (exact bilinear interpolation of float32 tables)."""
     import cv2
 
     ang = np.linspace(0, 2 * math.pi, n_rays, endpoint=False)
     u = np.stack([np.cos(ang), np.sin(ang)], axis=1)
-    pts = centres[:, None, None, :] + radii[None, None, :, None] * u[None, :, None, :]
-    px = board_to_image_lookup(pts.reshape(-1, 2), board, intrinsics)
-    # one row per disc (remap wants fewer than 32767 rows)
-    mx = px[:, 0].reshape(len(centres), n_rays * len(radii))
-    my = px[:, 1].reshape(len(centres), n_rays * len(radii))
-    vals = cv2.remap(grayf, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return vals.reshape(len(centres), n_rays, len(radii)).astype(np.float32), u
+    sc, mg = LOOKUP_SCALE_PX_PER_UNIT, LOOKUP_MARGIN_BOARD
+    mx, my = board_to_image_maps(board, intrinsics, scale_px_per_unit=sc, margin_board=mg)
+    # the mapping is smooth along a ray: look up a few nodes on each ray (one row per disc:
+    # remap wants fewer than 32767 rows; in table cells) and interpolate the samples between them
+    nodes, weights = _ray_interpolation(tuple(float(r) for r in radii))
+    n = len(np.asarray(centres).reshape(-1, 2))
+    off = ((nodes[None, :, None] * u[:, None, :]).reshape(-1, 2) * sc).astype(np.float32)
+    base = ((np.asarray(centres, dtype=np.float64).reshape(-1, 2) + mg) * sc).astype(np.float32)
+    tu = base[:, :1] + off[None, :, 0]
+    tv = base[:, 1:] + off[None, :, 1]
+    x_nodes = cv2.remap(mx, tu, tv, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    y_nodes = cv2.remap(my, tu, tv, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    x = (x_nodes.reshape(-1, len(nodes)) @ weights).reshape(n, -1)
+    y = (y_nodes.reshape(-1, len(nodes)) @ weights).reshape(n, -1)
+    # fixed-point maps (1/32 px) are cheaper to remap a colour frame with than float maps
+    m1, m2 = cv2.convertMaps(x, y, cv2.CV_16SC2)
+    vals = cv2.remap(frame, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    if vals.ndim == 3:
+        vals = cv2.cvtColor(vals, cv2.COLOR_BGR2GRAY)
+    return vals.reshape(len(base), n_rays, len(radii)).astype(np.float32), u
+
+
+@functools.lru_cache(maxsize=8)
+def _ray_interpolation(radii: tuple[float, ...], n_nodes: int = 6) -> tuple[np.ndarray, np.ndarray]:
+    """Chebyshev nodes spanning `radii` and the (n_nodes, len(radii)) float32 Lagrange weights
+    that interpolate a smooth function of the radius at `radii` from its values at the nodes."""
+    r = np.asarray(radii, dtype=np.float64)
+    lo, hi = float(r.min()), float(r.max())
+    k = np.arange(n_nodes)
+    nodes = 0.5 * (lo + hi) - 0.5 * (hi - lo) * np.cos((2 * k + 1) * math.pi / (2 * n_nodes))
+    weights = np.ones((n_nodes, len(r)))
+    for i in range(n_nodes):
+        for j in range(n_nodes):
+            if i != j:
+                weights[i] *= (r - nodes[j]) / (nodes[i] - nodes[j])
+    weights = weights.astype(np.float32)
+    nodes.flags.writeable = weights.flags.writeable = False
+    return nodes, weights
 
 
 def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sub-sample radius of the strongest step of the given polarity (+1: brighter outward)
     on each ray, and its strength. vals (N, R, S); polarity (N,)."""
-    d = np.diff(vals, axis=2) * polarity[:, None, None]  # (N, R, S-1), positive at the edge
-    # smooth the derivative a little
-    d = np.concatenate([d[..., :1], (d[..., :-2] + 2 * d[..., 1:-1] + d[..., 2:]) / 4, d[..., -1:]], axis=2)
-    k = np.argmax(d[..., 1:-1], axis=2) + 1
-    idx = np.indices(k.shape)
-    y0 = d[idx[0], idx[1], k - 1]
-    y1 = d[idx[0], idx[1], k]
-    y2 = d[idx[0], idx[1], k + 1]
+    d = np.diff(vals, axis=2)  # (N, R, S-1), positive at the edge once signed
+    d *= polarity.astype(d.dtype)[:, None, None]
+    # smooth the derivative a little (the end samples stay as they are)
+    ds = d.copy()
+    ds[..., 1:-1] = (d[..., :-2] + d[..., 2:]) * 0.25 + d[..., 1:-1] * 0.5
+    k = np.argmax(ds[..., 1:-1], axis=2) + 1
+    m = ds.shape[2]
+    flat = ds.reshape(-1)
+    at = np.arange(k.size).reshape(k.shape) * m + k
+    y0, y1, y2 = flat[at - 1], flat[at], flat[at + 1]
     den = y0 - 2 * y1 + y2
     off = np.where(den < -1e-9, 0.5 * (y0 - y2) / np.where(den < -1e-9, den, -1.0), 0.0)
-    off = np.clip(off, -0.5, 0.5)
+    off = np.minimum(np.maximum(off, -0.5), 0.5)
     step = radii[1] - radii[0]
     r_edge = radii[0] + (k + 0.5 + off) * step  # diff index k sits between samples k and k+1
     return r_edge, y1
 
 
 def _fit_circles(
-    centres: np.ndarray, u: np.ndarray, r_edge: np.ndarray, ok: np.ndarray, radius: float,
-    fixed_radius: bool,
+    centres: np.ndarray, u: np.ndarray, r_edge: np.ndarray, ok: np.ndarray, radius: float | np.ndarray,
+    fixed_radius: bool | np.ndarray,
     radius_tolerance: float | np.ndarray = 0.25,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Robust least-squares circles through the edge points c0 + r u, all discs at once
-    (Gauss-Newton on the geometric distance, then 3-sigma rejection, twice).
+    """Robust least-squares circles through the edge points c0 + r u, all at once (Gauss-Newton
+    on the geometric distance, then 3-sigma rejection, twice); `radius` (the start, or the
+    known radius where `fixed_radius`) and `fixed_radius` per circle or for all.
     Returns centres (N, 2), 1-sigma centre uncertainty (N,), success (N,), share of the rays
     that agree with the circle (N,), radius (N,)."""
-    n = len(centres)
-    pts = centres[:, None, :] + r_edge[..., None] * u[None, :, :]  # (N, R, 2)
-    c = centres.copy()
-    rr = np.full(n, radius)
+    n, n_rays = r_edge.shape
+    fixed = np.broadcast_to(np.asarray(fixed_radius, bool), (n,))
+    r0 = np.broadcast_to(np.asarray(radius, np.float64), (n,))
+    # edge points (N, R) relative to the start, x and y apart (cheaper than (N, R, 2) stacks;
+    # float32 is plenty for offsets below a diameter)
+    f32 = np.float32
+    px = r_edge.astype(f32) * u[None, :, 0].astype(f32)
+    py = r_edge.astype(f32) * u[None, :, 1].astype(f32)
+    cx, cy = np.zeros(n, f32), np.zeros(n, f32)
+    rr = r0.astype(f32)
     sel = ok.copy()
-    npar = 2 if fixed_radius else 3
+    free = (~fixed).astype(f32)
+
+    def residuals() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        dx, dy = px - cx[:, None], py - cy[:, None]
+        dist = np.sqrt(dx * dx + dy * dy)
+        inv = f32(1.0) / np.maximum(dist, f32(1e-9))
+        return dx * inv, dy * inv, dist - rr[:, None]
+
     for round_ in range(2):
         for _ in range(2):
-            dv = pts - c[:, None, :]
-            dist = np.linalg.norm(dv, axis=2)
-            nv = dv / np.maximum(dist, 1e-9)[..., None]
-            res = dist - rr[:, None]
-            wgt = sel.astype(np.float64)
-            J = -nv if fixed_radius else np.concatenate([-nv, -np.ones_like(dist)[..., None]], axis=2)
-            JtJ = np.einsum("nri,nrj,nr->nij", J, J, wgt) + np.eye(npar) * 1e-9
-            Jtr = np.einsum("nri,nr,nr->ni", J, res, wgt)
-            step = -np.linalg.solve(JtJ, Jtr[..., None])[..., 0]
-            c = c + step[:, :2]
-            if not fixed_radius:
-                rr = rr + step[:, 2]
+            nx, ny, res = residuals()
+            # normal equations of J = -(nx, ny, 1) over the selected rays: J^T J step = -J^T res
+            # (symmetric 3x3, solved by cofactors); a known radius decouples the third unknown
+            wnx, wny = nx * sel, ny * sel
+            a, b, d = (wnx * nx).sum(1), (wnx * ny).sum(1), (wny * ny).sum(1)
+            c, e = wnx.sum(1) * free, wny.sum(1) * free
+            f = np.where(fixed, f32(1.0), sel.sum(1, dtype=f32))
+            r1, r2, r3 = (wnx * res).sum(1), (wny * res).sum(1), (res * sel).sum(1) * free
+            a, d, f = a + f32(1e-9), d + f32(1e-9), f + f32(1e-9)
+            c11, c12, c13 = d * f - e * e, c * e - b * f, b * e - c * d
+            c22, c23, c33 = a * f - c * c, b * c - a * e, a * d - b * b
+            det = a * c11 + b * c12 + c * c13
+            inv = np.where(np.abs(det) > 1e-20, f32(1.0) / np.where(det == 0, f32(1.0), det), f32(0.0))
+            cx = cx + (c11 * r1 + c12 * r2 + c13 * r3) * inv
+            cy = cy + (c12 * r1 + c22 * r2 + c23 * r3) * inv
+            rr = rr + (c13 * r1 + c23 * r2 + c33 * r3) * inv
         if round_ == 1:
             break
-        res = np.linalg.norm(pts - c[:, None, :], axis=2) - rr[:, None]
+        res = residuals()[2]
         absr = np.where(sel, np.abs(res), np.inf)
         cnt_sel = sel.sum(axis=1)
         srt = np.sort(absr, axis=1)
-        mid = np.clip((cnt_sel - 1) // 2, 0, absr.shape[1] - 1)
+        mid = np.clip((cnt_sel - 1) // 2, 0, n_rays - 1)
         mad = 1.4826 * np.where(cnt_sel > 0, srt[np.arange(n), mid], 0.0)
         sel = ok & (np.abs(res) < np.maximum(3 * mad, 0.01)[:, None])
-    res = np.linalg.norm(pts - c[:, None, :], axis=2) - rr[:, None]
+    res = residuals()[2]
     cnt = sel.sum(axis=1)
+    npar = np.where(fixed, 2, 3)
     s_res = np.sqrt(np.sum(np.where(sel, res**2, 0.0), axis=1) / np.maximum(cnt - npar, 1))
     # coverage of directions: a centre from a short arc is poorly determined
-    cover = np.linalg.norm((sel[..., None] * u[None]).sum(axis=1), axis=1) / np.maximum(cnt, 1)
-    sig = s_res * np.sqrt(2.0 / np.maximum(cnt, 1)) / np.maximum(1 - cover, 0.2)
-    good = (cnt >= 6) & (np.abs(rr - radius) < radius_tolerance * radius) & np.all(np.isfinite(c), axis=1)
+    cover = np.hypot(sel @ u[:, 0], sel @ u[:, 1]) / np.maximum(cnt, 1)
+    sig = s_res.astype(np.float64) * np.sqrt(2.0 / np.maximum(cnt, 1)) / np.maximum(1 - cover, 0.2)
+    rr = rr.astype(np.float64)
+    c = centres + np.stack([cx, cy], axis=1).astype(np.float64)
+    good = (cnt >= 6) & (np.abs(rr - r0) < radius_tolerance * r0) & np.all(np.isfinite(c), axis=1)
     c = np.where(good[:, None], c, centres)
     sig = np.where(good, sig, np.inf)
-    return c, sig, good, cnt / u.shape[0], rr
+    return c, sig, good, cnt / n_rays, rr
 
 
-def _refine_dots(
-    grayf: np.ndarray,
-    board: BoardFit,
-    intrinsics: Intrinsics | None,
-    centres0: np.ndarray,
+def _dot_edges(
+    vals: np.ndarray,
     is_black: np.ndarray,
     params: DiscParams,
-    sampled: tuple[np.ndarray, np.ndarray] | None = None,
     clear: np.ndarray | None = None,
+    neutral: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Centres of the grey dots (= top face centres, projected on the board plane), their
-    uncertainty, success, the share of rays that agree with the circle and whether the face
-    around the dot is clipped at the sensor's white. `sampled`: the
-    profiles (N, rays, DOT_RADII) and ray directions, when already taken; `clear` (N,): where the
-    face may count as clipped (no ink around the dot)."""
+    """The grey dot's rim on each ray of the profiles `vals` (N, rays, DOT_RADII): radius (N, R),
+    which rays found it (N, R), whether the face around the dot is clipped at the sensor's white
+    (N,), the share of the radius the fit may deviate by (N,), and where the lenient rules of a
+    neutral dot on a clipped face apply (N,). `clear` (N,): where the face
+    may count as clipped (no ink around the dot); `neutral` (N,): where the dot is as neutral in
+    colour as a grey dot is (a still weaker step counts there)."""
     r_dot = params.dot_diameter_board / 2
     radii = DOT_RADII
     # dot on black: brighter inside -> darker outward (-1); on white: darker inside (+1)
     polarity = np.where(is_black, -1.0, 1.0)
-    c = centres0.copy()
-    # one pass: the edge points are true rim points wherever the rays start
-    if sampled is None:
-        sampled = _sample_profiles(grayf, board, intrinsics, c, radii, params.n_rays)
-    vals, u = sampled
+    # the edge points are true rim points wherever the rays start
     r_edge, strength = _edge_positions(vals, radii, polarity)
     # a dot in glare looks smaller (its rim clips at white): be lenient with its radius; on a
     # white face clipped at the sensor's white the blurred rim is cut below its midpoint, and
     # the steepest step moves well inside (to ~0.6 of the radius); clipped pixels carry no
     # noise, so a weaker step is still an edge there
-    clipped = ~is_black & (np.median(vals[:, :, radii >= 0.2], axis=(1, 2)) >= params.clip_level)
+    outer = vals[:, :, radii >= 0.2].reshape(len(vals), -1)
+    clipped = ~is_black & (_row_median(outer) >= params.clip_level)
     if clear is not None:
         clipped &= clear
-    min_step = np.where(clipped, params.clipped_dot_step, 4.0)
+    # (a neutral dot on such a face, more so: weaker steps, and it may look smaller still)
+    lenient = clipped & neutral if neutral is not None else np.zeros_like(clipped)
+    min_step = np.where(lenient, params.neutral_clipped_dot_step, np.where(clipped, params.clipped_dot_step, 4.0))
+    shrink = np.where(lenient, params.neutral_clipped_dot_shrink,
+                      np.where(clipped, max(params.clipped_dot_shrink, 0.4), 0.4))
     ok = (strength > min_step[:, None]) & (np.abs(r_edge - r_dot) < 0.09)
-    c, sig, ok_all, cover, radius = _fit_circles(
-        c, u, r_edge, ok, r_dot, fixed_radius=False,
-        radius_tolerance=np.where(clipped, max(params.clipped_dot_shrink, 0.4), 0.4))
+    return r_edge, ok, clipped, shrink, lenient
+
+
+def _rim_edges(
+    vals: np.ndarray,
+    u: np.ndarray,
+    starts: np.ndarray,
+    is_black: np.ndarray,
+    geom: CameraGeometry,
+    params: DiscParams,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The top face's rim on each ray of the profiles `vals` (N, rays, RIM_RADII) from `starts`:
+    radius (N, R), which rays to fit it on (N, R), and the rim's radius on the board plane.
+    The disc's side shows as a band outside the rim on the camera's side (its colours are
+    unknown: half white, half black on a two-faced disc), so only rays where that band is
+    thinner than `max_band_board` are used: there the rim borders the plate (or a neighbour),
+    dark disc brighter outward, bright disc darker outward."""
+    t = params.thickness_board
+    delta = geom.thickness_shift(starts, t)  # (N, 2)
+    r_top = 0.5 * params.disc_diameter_board * geom.height_board / max(geom.height_board - t, 1e-6)
+    polarity = np.where(is_black, 1.0, -1.0)
+    r_edge, strength = _edge_positions(vals, RIM_RADII, polarity)
+    band = -(delta @ u.T)  # width of the visible side outside the rim
+    ok = (band < params.max_band_board) & (strength > params.min_rim_step) & (np.abs(r_edge - r_top) < 0.08)
+    return r_edge, ok, r_top
+
+
+def _fit_dots_and_rims(
+    starts: np.ndarray,
+    u: np.ndarray,
+    dot_edges: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    rim_edges: tuple[np.ndarray, np.ndarray, float],
+    params: DiscParams,
+) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """Both circle fits of every start in one batch. Dots (free radius): centres (= top face
+    centres, projected on the board plane), 1-sigma, success, the share of rays that agree with
+    the circle, whether the face is clipped. Rims (radius known): centres, 1-sigma, success,
+    share of the rays on the circle."""
+    n = len(starts)
+    r_dot = params.dot_diameter_board / 2
+    d_edge, d_ok, clipped, d_tol, lenient = dot_edges
+    r_edge, r_ok, r_top = rim_edges
+    c, sig, good, cover, radius = _fit_circles(
+        np.concatenate([starts, starts]), u, np.concatenate([d_edge, r_edge]), np.concatenate([d_ok, r_ok]),
+        np.r_[np.full(n, r_dot), np.full(n, r_top)], np.r_[np.zeros(n, bool), np.ones(n, bool)],
+        radius_tolerance=np.r_[d_tol, np.full(n, 0.25)])
     # share of the rays whose rim agrees with one circle: all around for a real dot; rays
     # across a drawn line find its edges at 0.03 / sin(angle), which no circle fits (this
     # decides dot-only candidates: on a clipped face the notch between two touching discs looks
     # like a small dot, so the radius may shrink less there)
-    shrink = np.where(clipped, params.clipped_dot_only_shrink, 0.3)
-    cover = np.where((radius > (1 - shrink) * r_dot) & (radius < 1.3 * r_dot), cover, 0.0)
-    return c, sig, ok_all, cover, clipped
-
-
-def _refine_outline(
-    grayf: np.ndarray,
-    board: BoardFit,
-    intrinsics: Intrinsics | None,
-    top: np.ndarray,
-    is_black: np.ndarray,
-    geom: CameraGeometry,
-    params: DiscParams,
-    origins: np.ndarray | None = None,
-    sampled: tuple[np.ndarray, np.ndarray] | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Top face centres from the top rim (centres, 1-sigma, success, share of the rays on the
-    circle). The disc's side shows as a band outside the rim on
-    the camera's side (its colours are unknown: half white, half black on a two-faced disc), so
-    only rays where that band is thinner than `max_band_board` are used: there the rim borders
-    the plate (or a neighbour), dark disc brighter outward, bright disc darker outward."""
-    t = params.thickness_board
-    delta = geom.thickness_shift(top, t)  # (N, 2)
-    r_top = 0.5 * params.disc_diameter_board * geom.height_board / max(geom.height_board - t, 1e-6)
-    radii = RIM_RADII
-    origins = top if origins is None else origins  # where the rays start
-    if sampled is None:
-        sampled = _sample_profiles(grayf, board, intrinsics, origins, radii, params.n_rays)
-    vals, u = sampled
-    polarity = np.where(is_black, 1.0, -1.0)
-    r_edge, strength = _edge_positions(vals, radii, polarity)
-    band = -np.einsum("rk,nk->nr", u, delta)  # width of the visible side outside the rim
-    ok = (band < params.max_band_board) & (strength > params.min_rim_step) & (np.abs(r_edge - r_top) < 0.08)
-    c, sig, good, cover, _ = _fit_circles(origins, u, r_edge, ok, r_top, fixed_radius=True)
-    return c, sig, good, cover
+    shrink = np.where(lenient, params.neutral_clipped_dot_shrink, np.where(clipped, params.clipped_dot_only_shrink, 0.3))
+    d_cover = np.where((radius[:n] > (1 - shrink) * r_dot) & (radius[:n] < 1.3 * r_dot), cover[:n], 0.0)
+    dots = (c[:n], sig[:n], good[:n], d_cover, clipped.copy())
+    rims = (c[n:], sig[n:], good[n:], cover[n:])
+    return dots, rims
 
 
 if __name__ == "__main__":  # python -m vision.dition IMAGE  (board from its lines or markers)

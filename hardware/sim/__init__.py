@@ -62,7 +62,8 @@ Scripted match
   with an optional ``label`` copied into frame meta. ``pieces``: tuple of SimDisc (Dition) or a
   stacks mapping (Domination); targets are board (x, y) or cell names.
 
-Helpers: ``random_discs(rng, n)`` (non-overlapping, alternating colours) and
+Helpers: ``random_discs(rng, n, *, touching_fraction=0.0, colours="alternate")``
+(non-overlapping; a share of them touching an earlier disc; alternating or random colours) and
 ``random_stacks(rng, n, letters="GR")`` (geometry only, no rules).
 
 Physical kit constants (duplicated from vision/markers.py on purpose): ``hardware.sim.layout``
