@@ -12,7 +12,9 @@ squares on the sub-pixel edge positions around the circle. The predicted outline
 sampling line is where the projected circle crosses that line (a top displaced sideways crosses a
 line nearer its middle than its rim point does). On the far side, where the top face is the stack's
 outline, the edge is the centroid of the edge strength 2.5 px either side of the innermost edge
-(stable where a rim line splits it in two); on the near side, where the top meets its own side
+(stable where a rim line splits it in two), expected further out the more the rim's outer flank
+(rim to what lies beyond) weighs against its inner one (the stack's median share, which depends on
+the top's colour against the board); on the near side, where the top meets its own side
 band, the edge is where the colour first darkens off the top's own colour (the side band's shading
 and what lies beyond it do not move that). Unknowns: height, shift (held by the prior of how far
 pieces sit off-centre) and the near side's offset (held near its shipped value). This gives the
@@ -169,12 +171,19 @@ class TopsParams:
     exact_crossings: bool = True
     #: floor-patch chromaticity distance from the board above which a cell is occupied
     empty_saturation: float = 0.15
+    #: far side: the outline's edge centroid (over the rim line's two flanks) lies further out
+    #: the more the outer flank (rim to what lies beyond) weighs against the inner one (top to
+    #: rim), which depends on the top's colour against the board. Per stack, the median share of
+    #: the outer flank over its far-side directions, less `flank_fraction_ref`, times this, px,
+    #: is where its far-side edges are expected further out (0: off)
+    flank_gain_px: float = 0.5
+    flank_fraction_ref: float = 0.7
     #: refinement: each edge weighs its relative strength (0..1) to this power (0: all alike)
     edge_strength_power: float = 0.25
     #: robust (Tukey) scale of edge residuals, px
     robust_scale_px: float = 0.7
     #: floor of the edges' residual scatter when the height's sigma is computed, px
-    min_residual_px: float = 0.78
+    min_residual_px: float = 0.74
     #: floor-of-sigma for the height estimate, in pieces
     min_height_sigma: float = 0.05
     #: prior standard deviation of an edge offset common to all stacks of a frame (blur, light,
@@ -212,6 +221,11 @@ class TopsParams:
             )
         if self.frame_offset_sigma_px < 0:
             raise ValueError(f"frame_offset_sigma_px must be >= 0, got {self.frame_offset_sigma_px}")
+        if not -5 <= self.flank_gain_px <= 5 or not 0 < self.flank_fraction_ref < 1:
+            raise ValueError(
+                "flank_gain_px must be in [-5, 5] px and flank_fraction_ref in (0, 1), got "
+                f"{self.flank_gain_px} and {self.flank_fraction_ref}"
+            )
         if not 10 <= self.nominal_hfov_deg <= 170:
             raise ValueError(f"nominal_hfov_deg must be in [10, 170], got {self.nominal_hfov_deg}")
 
@@ -543,6 +557,30 @@ def _darkening_crossings(
     return np.where(found, pos, np.inf)
 
 
+def _flank_fraction(
+    prof: np.ndarray, s_lo: np.ndarray, step: float, pos: np.ndarray, reach_px: float = 2.5
+) -> np.ndarray:
+    """Per profile (C, J, S, 3) with an outline at `pos` (C, J) px: the outer flank's share
+    |O - R| / (|T - R| + |O - R|) of the outline's two flanks, T the top's colour (median of the
+    innermost samples), R the darkest sample (along T) within `reach_px` of the outline, O the
+    sample `reach_px` beyond it; nan where there is no outline."""
+    n_c, _, n_s, _ = prof.shape
+    top = np.median(prof[:, :, 1:5].reshape(n_c, -1, 3), axis=1)  # (C, 3)
+    idx = np.where(np.isfinite(pos), (pos - s_lo) / step, -1.0)
+    ok = idx >= 0
+    i0 = np.rint(np.where(ok, idx, 0)).astype(np.int64)
+    reach = max(1, round(reach_px / step))
+    win = np.clip(i0[..., None] + np.arange(-reach, reach + 1), 0, n_s - 1)  # (C, J, W)
+    samp = np.take_along_axis(prof, win[..., None], axis=2)  # (C, J, W, 3)
+    bright = np.einsum("cjwx,cx->cjw", samp, top)
+    rim = np.take_along_axis(samp, np.argmin(bright, axis=2)[..., None, None], axis=2)[:, :, 0]
+    out = samp[:, :, -1]
+    w_in = np.linalg.norm(top[:, None] - rim, axis=-1)
+    w_out = np.linalg.norm(out - rim, axis=-1)
+    frac = w_out / np.maximum(w_in + w_out, 1e-6)
+    return np.where(ok, frac, np.nan)
+
+
 def _line_crossings(
     rim_px: np.ndarray, anchor: np.ndarray, normal: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -596,6 +634,7 @@ def _refine_fit(
     params: TopsParams,
     pos_dark: np.ndarray | None = None,
     occupied: np.ndarray | None = None,
+    profiles: tuple[np.ndarray, np.ndarray, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Continuous height (pieces) and its sigma per cell.
 
@@ -615,7 +654,9 @@ def _refine_fit(
     The model is linear in the height around the coarse level: `refine_passes` passes, each
     starting from the level (and shift) the previous one rounded to. With
     `frame_offset_sigma_px` > 0, an edge offset common to the frame's `occupied` cells is fitted
-    jointly with them (`_frame_offset`) and taken off each height.
+    jointly with them (`_frame_offset`) and taken off each height. With `profiles` (the
+    white-balanced profiles, their first position and step) and `flank_gain_px` != 0, each
+    stack's far-side edges are expected out by its outer flank's share (`_flank_fraction`).
     `s_pred` (C, L, J) and `shift_dir` (C, L, J, 2) are the outlines of each level along the
     sampling lines and their change with an image shift (`_line_crossings`).
     """
@@ -626,12 +667,17 @@ def _refine_fit(
         pos = np.take_along_axis(pos, first, axis=2)
         strength = np.take_along_axis(strength, first, axis=2)
     pos_near = pos if pos_dark is None else pos_dark[..., None]
+    frac = None  # the far side's outer-flank share per direction (`flank_gain_px`)
+    if profiles is not None and params.flank_gain_px != 0:
+        prof, s_lo, step = profiles
+        frac = _flank_fraction(prof, s_lo, step, pos[..., 0], params.outline_after_px)
     kmax = params.max_height
     k, shift = k0, shift0
     h_est = sigma_h = np.zeros(len(k0))
     for _ in range(max(1, params.refine_passes)):
         h_est, sigma_h, shift = _refine_pass(
-            pos, pos_near, strength, s_pred, shift_dir, k, shift, px_per_cell, params, occupied
+            pos, pos_near, strength, s_pred, shift_dir, k, shift, px_per_cell, params, occupied,
+            frac,
         )
         k = np.clip(np.rint(h_est).astype(np.int64), 1, kmax)
     return h_est, sigma_h
@@ -648,6 +694,7 @@ def _refine_pass(
     px_per_cell: np.ndarray,
     params: TopsParams,
     occupied: np.ndarray | None = None,
+    frac: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One pass of `_refine_fit` linearised at level k0 (C,) with image shift shift0 (C, 2):
     (height estimate, its sigma, the fitted image shift)."""
@@ -665,6 +712,13 @@ def _refine_pass(
     )
     # the near side (where the top meets its own side band) tells where the top is, not how big it
     # is: its edge lies at an unknown offset (side colour, shading), a fourth unknown per cell
+    if frac is not None:
+        # per stack (a single direction's share is too noisy): the median over its far side
+        f_far = np.where(far, frac, np.nan)
+        seen = np.isfinite(f_far).any(axis=1)
+        f_far[~seen] = params.flank_fraction_ref
+        f_cell = np.nanmedian(f_far, axis=1)
+        s0 = s0 + np.where(far, params.flank_gain_px * (f_cell - params.flank_fraction_ref)[:, None], 0.0)
     use = np.where(far, 1.0, params.near_side_weight)
     a = np.stack([ds, shift_dir[..., 0], shift_dir[..., 1], (~far).astype(np.float64)], axis=-1)
     n_u = 4
@@ -945,7 +999,8 @@ def read_tops(
     occupied = floor_sat > empty_thresh
 
     # 5. edge profiles -> coarse height and shift per cell
-    edge, s_edge0 = _edge_profiles(prof * wb, s_lo, step, params.edge_halfwidth_px)
+    prof_wb = prof * wb
+    edge, s_edge0 = _edge_profiles(prof_wb, s_lo, step, params.edge_halfwidth_px)
     # the coarse fit on every `coarse_direction_step`-th direction (it only picks the level)
     js = slice(None, None, params.coarse_direction_step)
     k0, shift0 = _coarse_fit(
@@ -959,7 +1014,7 @@ def read_tops(
         pos_dark = _darkening_crossings(prof, s_lo, step, params.near_darkening)
     h_est, sigma_h = _refine_fit(
         edge, s_edge0, geo.s_pred, geo.shift_dir, k0, shift0, geo.px_per_cell, params, pos_dark,
-        occupied,
+        occupied, (prof_wb, s_lo, step),
     )
     h_est = np.clip(h_est, 0.5, kmax + 0.49)
 
