@@ -137,6 +137,11 @@ class TopsParams:
     shift_penalty: float = 0.02
     #: refinement: candidate edges are local maxima above this fraction of the strongest
     candidate_fraction: float = 0.12
+    #: ... but at most this fraction of the top's own colour (its white-balanced BGR norm): where a
+    #: lower piece of the same colour sticks out, only the top's thin rim line lies between them,
+    #: whose flanks can fall below `candidate_fraction` of the lower piece's outer edge (the outline
+    #: then read too far out: such stacks near the nadir read 0.12 pieces high); 0 turns it off
+    candidate_top_fraction: float = 0.075
     #: refinement: only the innermost candidate edge along each direction (the top's outline)
     first_edge_only: bool = True
     #: the outline's position along a direction: the centroid of the edge strength from this far
@@ -218,6 +223,10 @@ class TopsParams:
             raise ValueError(
                 "refine_passes must be >= 1 and min_residual_px > 0, got "
                 f"{self.refine_passes} and {self.min_residual_px}"
+            )
+        if not 0 <= self.candidate_top_fraction < 1:
+            raise ValueError(
+                f"candidate_top_fraction must be in [0, 1), got {self.candidate_top_fraction}"
             )
         if self.frame_offset_sigma_px < 0:
             raise ValueError(f"frame_offset_sigma_px must be >= 0, got {self.frame_offset_sigma_px}")
@@ -467,15 +476,19 @@ def _coarse_fit(
 
 
 def _outline_candidates(
-    edge: np.ndarray, s_edge0: np.ndarray, params: TopsParams
+    edge: np.ndarray,
+    s_edge0: np.ndarray,
+    params: TopsParams,
+    threshold_cap: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Candidate outline positions along each profile, px (C, J, S''), inf where none, and their
     relative strengths 0..1.
 
     Candidates are local maxima of the edge strength above a fraction of the profile's
-    strongest. With `first_edge_only` only the innermost one counts (nothing lies inside a top
-    face), and its position is the centroid of the edge strength from `outline_before_px`
-    before to `outline_after_px` after it: a thin dark rim line or bevel at the outline splits
+    strongest, that threshold at most `threshold_cap` (C,) where given. With `first_edge_only`
+    only the innermost one counts (nothing lies inside a top face), and its position is the
+    centroid of the edge strength from `outline_before_px` before to `outline_after_px` after it:
+    a thin dark rim line or bevel at the outline splits
     the outline's edge into two flanks about 1-2 px apart, and which one is met first changes
     from direction to direction with the contrasts (rim, top colour, what lies outside); the
     centroid of both does not jump.
@@ -485,7 +498,10 @@ def _outline_candidates(
     # candidate edges: local maxima above a fraction of the profile's strongest edge
     e_m, e_0, e_p = edge[:, :, :-2], edge[:, :, 1:-1], edge[:, :, 2:]
     e_max = edge.max(axis=2, keepdims=True)
-    thr = np.maximum(params.candidate_fraction * e_max, params.edge_floor)
+    thr = params.candidate_fraction * e_max
+    if threshold_cap is not None:
+        thr = np.minimum(thr, threshold_cap[:, None, None])
+    thr = np.maximum(thr, params.edge_floor)
     is_max = (e_0 >= e_m) & (e_0 > e_p) & (e_0 >= thr)
     if params.first_edge_only and params.outline_after_px > 0:
         # only the innermost maximum, at the centroid of the edge strength around it (cumulative
@@ -656,11 +672,18 @@ def _refine_fit(
     `frame_offset_sigma_px` > 0, an edge offset common to the frame's `occupied` cells is fitted
     jointly with them (`_frame_offset`) and taken off each height. With `profiles` (the
     white-balanced profiles, their first position and step) and `flank_gain_px` != 0, each
-    stack's far-side edges are expected out by its outer flank's share (`_flank_fraction`).
+    stack's far-side edges are expected out by its outer flank's share (`_flank_fraction`); with
+    them and `candidate_top_fraction` > 0 an edge counts as a candidate from that fraction of the
+    top's own colour on (a rim line between the top and a same-coloured lower piece).
     `s_pred` (C, L, J) and `shift_dir` (C, L, J, 2) are the outlines of each level along the
     sampling lines and their change with an image shift (`_line_crossings`).
     """
-    pos, strength = _outline_candidates(edge, s_edge0, params)
+    cap = None  # the candidates' threshold at most a fraction of the top's colour
+    if profiles is not None and params.candidate_top_fraction > 0:
+        prof_top = profiles[0]
+        top = np.median(prof_top[:, :, 1:5].reshape(prof_top.shape[0], -1, 3), axis=1)  # (C, 3)
+        cap = params.candidate_top_fraction * np.linalg.norm(top, axis=-1)
+    pos, strength = _outline_candidates(edge, s_edge0, params, cap)
     if params.first_edge_only:
         # one candidate per direction at most: keep just that one (the passes search fewer)
         first = np.argmin(pos, axis=2)[..., None]
