@@ -401,8 +401,11 @@ def detect_discs(
     vote_score = np.clip(votes / full_votes, 0, 1)
     contrast = np.clip(np.abs(black_score) / 2.0, 0, 1)
     # (a white reading's contrast against the plate cannot tell a disc from bare paper: without
-    # its dot in view, on a face that is not clipped, only the outline speaks for it)
-    contrast_counts = is_black | dot_ok | dot_clipped
+    # its dot in view, on a face that is not clipped, only the outline speaks for it; a drawn
+    # line through the paper gives the free-radius dot fit edges too, but no dot-sized circle
+    # agrees with them: the dot counts as seen only when its fitted radius is a dot's)
+    dot_seen = dot_ok & (dot_cover > 0)
+    contrast_counts = is_black | dot_seen | dot_clipped
     conf = 0.45 * vote_score + 0.2 * contrast * contrast_counts + 0.2 * dot_ok + 0.15 * outline_ok
     size = board.size_board
     tol = params.outside_tolerance_board
