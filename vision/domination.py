@@ -171,9 +171,6 @@ class TopsParams:
     near_side_weight: float = 1.0
     #: prior standard deviation of that offset around near_edge_offset_px, px
     near_offset_sigma_px: float = 0.15
-    #: predicted outlines where the projected circles cross the sampling lines (False: the rim
-    #: point's projection onto its line, off by up to ~1 px where the top is displaced sideways)
-    exact_crossings: bool = True
     #: floor-patch chromaticity distance from the board above which a cell is occupied
     empty_saturation: float = 0.15
     #: far side: the outline's edge centroid (over the rim line's two flanks) lies further out
@@ -912,11 +909,9 @@ def _build_geometry(cam: _Camera, params: TopsParams) -> _Geometry:
     anchor = rim_px[:, mid]  # (C, J, 2)
     # local image scale at each top (px per cell), from the projected radius
     px_per_cell = np.linalg.norm(rim_px[:, mid] - ctr_px[:, mid, None, :], axis=-1).mean(axis=1) / radius
-    if params.exact_crossings:
-        s_pred, shift_dir_all = _line_crossings(rim_px, anchor, normal)  # (C, L, J), (C, L, J, 2)
-    else:
-        s_pred = np.einsum("cljx,cjx->clj", rim_px - anchor[:, None], normal)  # (C, L, J)
-        shift_dir_all = np.broadcast_to(normal[:, None], rim_px.shape)
+    # predicted outlines where the projected circles cross the sampling lines (a rim point's
+    # projection onto its line is off by up to ~1 px where the top is displaced sideways)
+    s_pred, shift_dir_all = _line_crossings(rim_px, anchor, normal)  # (C, L, J), (C, L, J, 2)
 
     # profile sample positions (long enough for every height and every shift of the coarse grid)
     step = params.profile_step_px
