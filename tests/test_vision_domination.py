@@ -554,3 +554,35 @@ def test_frame_offset_takes_a_common_edge_offset_off_the_heights(rng: np.random.
     # the prior holds it: a vanishing sigma leaves the heights as they are
     tight = _frame_offset(w, a, r, nmat, occupied, TopsParams(frame_offset_sigma_px=1e-4))
     assert np.all(np.abs(tight) < 1e-3)
+
+
+@pytest.mark.parametrize(
+    "dist_coeffs, skew",
+    [
+        ([], 0.0),
+        ([-0.08, 0.05, 0.001, -0.002], 0.0),
+        ([-0.05, 0.08, -0.0007, 0.0012, -0.01], 0.0),
+        ([-0.05, 0.08, -0.0007, 0.0012, -0.01], 0.8),  # skew: the general path
+        ([0.1, -0.05, 0.001, 0.002, 0.01, 0.12, -0.04, 0.02], 0.0),  # rational model
+        ([-0.05, 0.02, 0.0, 0.001, 0.0, 0.0, 0.0, 0.0, 0.001, -0.0005, 0.0008, 0.0002], 0.0),
+        ([-0.05, 0.02, 0.0, 0.001, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.01, -0.005], 0.0),
+    ],
+)
+def test_reader_projection_equals_opencv(dist_coeffs: list[float], skew: float) -> None:
+    """The tops reader projects its ~12 000 circle points itself (numpy pinhole + the shared
+    lens model); it must give cv2.projectPoints' numbers for every OpenCV lens model."""
+    import cv2
+
+    from vision.domination import _Camera
+
+    k = np.array([[1300.0, skew, 820.0], [0.0, 1302.0, 610.0], [0.0, 0.0, 1.0]])
+    d = np.asarray(dist_coeffs, dtype=np.float64)
+    rvec = np.array([2.9, 0.15, -0.1])
+    tvec = np.array([-4.1, 3.8, 11.0])
+    cam = _Camera(k, d, rvec, tvec)
+    rng = np.random.default_rng(7)
+    pts = np.c_[rng.uniform(-1, 9, size=(500, 2)), rng.uniform(0, 0.8, size=500)]  # height up
+    obj = pts.copy()
+    obj[:, 2] = -obj[:, 2]  # board frame: z into the table
+    ref, _ = cv2.projectPoints(obj, rvec, tvec, k, d if d.size else None)
+    assert np.max(np.abs(cam.project(pts) - ref.reshape(-1, 2))) < 1e-3  # float32 output

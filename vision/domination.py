@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vision.camera import distort_pixels
 from vision.errors import (
     BoardPoseError,
     ColourModelError,
@@ -283,13 +284,19 @@ class _Camera:
     tvec: np.ndarray
 
     def project(self, points_board_xyh: np.ndarray) -> np.ndarray:
-        """(N, 3) board points (x, y, height up) -> (N, 2) float32 px of the raw frame."""
+        """(N, 3) board points (x, y, height up) -> (N, 2) float32 px of the raw frame.
+
+        The pinhole part in numpy, the lens through `distort_pixels`: the same numbers as
+        `cv2.projectPoints`, about five times faster for the ~12 000 points of a board.
+        """
         import cv2
 
         obj = np.asarray(points_board_xyh, dtype=np.float64).reshape(-1, 3).copy()
         obj[:, 2] = -obj[:, 2]
-        img, _ = cv2.projectPoints(obj, self.rvec, self.tvec, self.camera_matrix, self.dist_coeffs)
-        return img.reshape(-1, 2).astype(np.float32)
+        rmat, _ = cv2.Rodrigues(np.asarray(self.rvec, dtype=np.float64))
+        cam = obj @ rmat.T + np.asarray(self.tvec, dtype=np.float64).reshape(1, 3)
+        undistorted = (cam / cam[:, 2:3]) @ self.camera_matrix.T
+        return distort_pixels(undistorted[:, :2], self.camera_matrix, self.dist_coeffs).astype(np.float32)
 
 
 def camera_from_board(
@@ -422,7 +429,7 @@ def _edge_profiles(
     diff = cv2.filter2D(rows, -1, kernel, anchor=(0, 0), borderType=cv2.BORDER_CONSTANT)
     n_e = n_s - 2 - 2 * k_d
     diff = diff[:, :n_e]
-    edge = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff)).reshape(n_c, n_j, n_e)
+    edge = np.sqrt(diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2).reshape(n_c, n_j, n_e)
     return edge, s_lo + (k_d + 1) * step
 
 
@@ -557,7 +564,8 @@ def _darkening_crossings(
     linearly interpolated; inf where it never does."""
     top = np.median(prof[:, :, 1:5].reshape(prof.shape[0], -1, 3), axis=1)  # (C, 3)
     # brightness along the top's own colour, relative to the top: 1 on it, 1 - darkening off it
-    rel = np.einsum("cjsx,cx->cjs", prof, top / np.maximum((top * top).sum(-1), 1.0)[:, None])
+    unit = top / np.maximum((top * top).sum(-1), 1.0)[:, None]
+    rel = (prof.reshape(prof.shape[0], -1, 3) @ unit[:, :, None]).reshape(prof.shape[:3])
     dark = 1.0 - (rel[:, :, :-2] + 2 * rel[:, :, 1:-1] + rel[:, :, 2:]) * 0.25  # (C, J, S-2)
     over = dark >= fraction
     i1 = np.argmax(over, axis=2)
@@ -585,7 +593,7 @@ def _flank_fraction(
     reach = max(1, round(reach_px / step))
     win = np.clip(i0[..., None] + np.arange(-reach, reach + 1), 0, n_s - 1)  # (C, J, W)
     samp = np.take_along_axis(prof, win[..., None], axis=2)  # (C, J, W, 3)
-    bright = np.einsum("cjwx,cx->cjw", samp, top)
+    bright = (samp.reshape(n_c, -1, 3) @ top[:, :, None]).reshape(samp.shape[:3])
     rim = np.take_along_axis(samp, np.argmin(bright, axis=2)[..., None, None], axis=2)[:, :, 0]
     out = samp[:, :, -1]
     w_in = np.linalg.norm(top[:, None] - rim, axis=-1)
@@ -609,31 +617,34 @@ def _line_crossings(
     Returns s (C, L, J) px along the line, and `shift_dir` (C, L, J, 2): ds / d(image shift)
     = m / (m . n), m the outline's outward normal at the crossing.
     """
-    b_pt = rim_px
-    a_rel = np.roll(rim_px, 1, axis=2) - b_pt  # neighbours relative to the middle point
-    c_rel = np.roll(rim_px, -1, axis=2) - b_pt
-    det = 2.0 * (a_rel[..., 0] * c_rel[..., 1] - a_rel[..., 1] * c_rel[..., 0])
+    # x and y as separate (C, L, J) arrays: sums over a last axis of length 2 are slow in numpy
+    bx, by = rim_px[..., 0], rim_px[..., 1]
+    ax, ay = np.roll(bx, 1, axis=2) - bx, np.roll(by, 1, axis=2) - by  # neighbours, relative
+    cx, cy = np.roll(bx, -1, axis=2) - bx, np.roll(by, -1, axis=2) - by
+    det = 2.0 * (ax * cy - ay * cx)
     det = np.where(np.abs(det) > 1e-9, det, 1e-9)
-    a2 = (a_rel * a_rel).sum(-1)
-    c2 = (c_rel * c_rel).sum(-1)
-    ux = (c_rel[..., 1] * a2 - a_rel[..., 1] * c2) / det
-    uy = (a_rel[..., 0] * c2 - c_rel[..., 0] * a2) / det
-    centre = b_pt + np.stack([ux, uy], axis=-1)  # circle through the three rim points
+    a2 = ax * ax + ay * ay
+    c2 = cx * cx + cy * cy
+    ux = (cy * a2 - ay * c2) / det
+    uy = (ax * c2 - cx * a2) / det
+    centre_x, centre_y = bx + ux, by + uy  # circle through the three rim points
     rho2 = ux * ux + uy * uy
-    n = normal[:, None]  # (C, 1, J, 2)
-    rel = anchor[:, None] - centre
-    b = (rel * n).sum(-1)
-    disc = b * b - ((rel * rel).sum(-1) - rho2)
-    s_proj = ((b_pt - anchor[:, None]) * n).sum(-1)
+    nx, ny = normal[:, None, :, 0], normal[:, None, :, 1]  # (C, 1, J)
+    anc_x, anc_y = anchor[:, None, :, 0], anchor[:, None, :, 1]
+    rel_x, rel_y = anc_x - centre_x, anc_y - centre_y
+    b = rel_x * nx + rel_y * ny
+    disc = b * b - (rel_x * rel_x + rel_y * rel_y - rho2)
+    s_proj = (bx - anc_x) * nx + (by - anc_y) * ny
     root = np.sqrt(np.maximum(disc, 0.0))
     s_hi, s_lo = -b + root, -b - root
     s_cross = np.where(np.abs(s_hi - s_proj) <= np.abs(s_lo - s_proj), s_hi, s_lo)
     s_cross = np.where(disc > 0, s_cross, s_proj)
-    m = anchor[:, None] + s_cross[..., None] * n - centre
-    m_dot_n = (m * n).sum(-1, keepdims=True)
-    m = np.where(m_dot_n < 0, -m, m)
-    m_dot_n = np.maximum(np.abs(m_dot_n), 1e-9)
-    return s_cross, m / m_dot_n
+    mx = anc_x + s_cross * nx - centre_x
+    my = anc_y + s_cross * ny - centre_y
+    m_dot_n = mx * nx + my * ny
+    sign = np.where(m_dot_n < 0, -1.0, 1.0)
+    scale = sign / np.maximum(np.abs(m_dot_n), 1e-9)
+    return s_cross, np.stack([mx * scale, my * scale], axis=-1)
 
 
 def _refine_fit(
