@@ -171,7 +171,7 @@ class TopsParams:
     #: weight of the near side's edges (they locate the top, at an offset unknown per stack)
     near_side_weight: float = 1.0
     #: prior standard deviation of that offset around near_edge_offset_px, px
-    near_offset_sigma_px: float = 0.15
+    near_offset_sigma_px: float = 0.1
     #: floor-patch chromaticity distance from the board above which a cell is occupied
     empty_saturation: float = 0.15
     #: far side: the outline's edge centroid (over the rim line's two flanks) lies further out
@@ -193,6 +193,18 @@ class TopsParams:
     #: JPEG move every outline alike), px; fitted jointly over the occupied cells and taken off
     #: each stack's height; 0: not fitted
     frame_offset_sigma_px: float = 0.06
+    #: prior standard deviation of a second frame-common offset, of the near side's edges only
+    #: (where the colour first darkens: blur moves that point inwards on every stack of a
+    #: frame), fitted jointly with the first; 0: not fitted
+    frame_near_offset_sigma_px: float = 0.2
+    #: near side: the darker the colour gets beyond the darkening crossing (the deepest
+    #: darkening within `near_depth_reach_px` after it, as a fraction of the top's brightness;
+    #: median over the stack's near side), the further inside the outline the blur puts the
+    #: crossing: the near side's edges are expected `near_depth_gain_px x (depth -
+    #: near_depth_ref)` further out (negative gain: further in; 0: off)
+    near_depth_gain_px: float = -1.0
+    near_depth_ref: float = 0.34
+    near_depth_reach_px: float = 3.0
 
     def __post_init__(self) -> None:
         if not 0 < self.disc_diameter < 1:
@@ -226,8 +238,21 @@ class TopsParams:
             raise ValueError(
                 f"candidate_top_fraction must be in [0, 1), got {self.candidate_top_fraction}"
             )
-        if self.frame_offset_sigma_px < 0:
-            raise ValueError(f"frame_offset_sigma_px must be >= 0, got {self.frame_offset_sigma_px}")
+        if self.frame_offset_sigma_px < 0 or self.frame_near_offset_sigma_px < 0:
+            raise ValueError(
+                "frame_offset_sigma_px and frame_near_offset_sigma_px must be >= 0, got "
+                f"{self.frame_offset_sigma_px} and {self.frame_near_offset_sigma_px}"
+            )
+        if (
+            not -5 <= self.near_depth_gain_px <= 5
+            or not 0 <= self.near_depth_ref < 1
+            or not 0 < self.near_depth_reach_px <= 10
+        ):
+            raise ValueError(
+                "near_depth_gain_px must be in [-5, 5] px, near_depth_ref in [0, 1) and "
+                f"near_depth_reach_px in (0, 10], got {self.near_depth_gain_px}, "
+                f"{self.near_depth_ref} and {self.near_depth_reach_px}"
+            )
         if not -5 <= self.flank_gain_px <= 5 or not 0 < self.flank_fraction_ref < 1:
             raise ValueError(
                 "flank_gain_px must be in [-5, 5] px and flank_fraction_ref in (0, 1), got "
@@ -557,11 +582,13 @@ def _outline_candidates(
 
 
 def _darkening_crossings(
-    prof: np.ndarray, s_lo: np.ndarray, step: float, fraction: float
-) -> np.ndarray:
+    prof: np.ndarray, s_lo: np.ndarray, step: float, fraction: float, reach_px: float = 3.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Per profile (C, J, S, 3) the first position (px, (C, J)) where the colour has darkened
     by `fraction` of the top's own colour (the median of the profiles' innermost samples),
-    linearly interpolated; inf where it never does."""
+    linearly interpolated; inf where it never does. Also the deepest darkening (C, J) within
+    `reach_px` after that crossing (nan where there is none): the darker it gets beyond, the
+    further inside the outline the blur moves the crossing."""
     top = np.median(prof[:, :, 1:5].reshape(prof.shape[0], -1, 3), axis=1)  # (C, 3)
     # brightness along the top's own colour, relative to the top: 1 on it, 1 - darkening off it
     unit = top / np.maximum((top * top).sum(-1), 1.0)[:, None]
@@ -575,7 +602,10 @@ def _darkening_crossings(
     d0 = np.take_along_axis(dark, (i1c - 1)[..., None], 2)[..., 0]
     frac = np.clip((fraction - d0) / np.maximum(d1 - d0, 1e-6), 0.0, 1.0)
     pos = s_lo + step * (i1c - 1 + frac + 1)  # +1: the smoothed profile starts one sample in
-    return np.where(found, pos, np.inf)
+    n_d = dark.shape[2]
+    win = np.clip(i1c[..., None] + np.arange(0, max(1, round(reach_px / step)) + 1), 0, n_d - 1)
+    depth = np.take_along_axis(dark, win, 2).max(axis=-1)
+    return np.where(found, pos, np.inf), np.where(found, depth, np.nan)
 
 
 def _flank_fraction(
@@ -659,6 +689,7 @@ def _refine_fit(
     pos_dark: np.ndarray | None = None,
     occupied: np.ndarray | None = None,
     profiles: tuple[np.ndarray, np.ndarray, float] | None = None,
+    dark_depth: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Continuous height (pieces) and its sigma per cell.
 
@@ -682,7 +713,9 @@ def _refine_fit(
     white-balanced profiles, their first position and step) and `flank_gain_px` != 0, each
     stack's far-side edges are expected out by its outer flank's share (`_flank_fraction`); with
     them and `candidate_top_fraction` > 0 an edge counts as a candidate from that fraction of the
-    top's own colour on (a rim line between the top and a same-coloured lower piece).
+    top's own colour on (a rim line between the top and a same-coloured lower piece). With
+    `dark_depth` (from `_darkening_crossings`) and `near_depth_gain_px` != 0, each stack's
+    near-side edges are expected out by the gain times its median depth less `near_depth_ref`.
     `s_pred` (C, L, J) and `shift_dir` (C, L, J, 2) are the outlines of each level along the
     sampling lines and their change with an image shift (`_line_crossings`).
     """
@@ -708,7 +741,7 @@ def _refine_fit(
     for _ in range(max(1, params.refine_passes)):
         h_est, sigma_h, shift = _refine_pass(
             pos, pos_near, strength, s_pred, shift_dir, k, shift, px_per_cell, params, occupied,
-            frac,
+            frac, dark_depth,
         )
         k = np.clip(np.rint(h_est).astype(np.int64), 1, kmax)
     return h_est, sigma_h
@@ -726,6 +759,7 @@ def _refine_pass(
     params: TopsParams,
     occupied: np.ndarray | None = None,
     frac: np.ndarray | None = None,
+    dark_depth: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One pass of `_refine_fit` linearised at level k0 (C,) with image shift shift0 (C, 2):
     (height estimate, its sigma, the fitted image shift)."""
@@ -750,6 +784,12 @@ def _refine_pass(
         f_far[~seen] = params.flank_fraction_ref
         f_cell = np.nanmedian(f_far, axis=1)
         s0 = s0 + np.where(far, params.flank_gain_px * (f_cell - params.flank_fraction_ref)[:, None], 0.0)
+    if dark_depth is not None and params.near_depth_gain_px != 0:
+        d_near = np.where(far, np.nan, dark_depth)
+        seen = np.isfinite(d_near).any(axis=1)
+        d_near[~seen] = params.near_depth_ref
+        d_cell = np.nanmedian(d_near, axis=1)
+        s0 = s0 + np.where(far, 0.0, params.near_depth_gain_px * (d_cell - params.near_depth_ref)[:, None])
     use = np.where(far, 1.0, params.near_side_weight)
     a = np.stack([ds, shift_dir[..., 0], shift_dir[..., 1], (~far).astype(np.float64)], axis=-1)
     n_u = 4
@@ -790,7 +830,7 @@ def _refine_pass(
     sigma_h = np.maximum(sigma_h, params.min_height_sigma)
     h_est = k0 + u[:, 0] / t
     if occupied is not None and params.frame_offset_sigma_px > 0:
-        h_est = h_est - _frame_offset(w, a, r, nmat, occupied, params) / t
+        h_est = h_est - _frame_offset(w, a, r, nmat, occupied, params, ~far) / t
     return h_est, sigma_h, shift0 + u[:, 1:3]
 
 
@@ -801,26 +841,31 @@ def _frame_offset(
     nmat: np.ndarray,
     occupied: np.ndarray,
     params: TopsParams,
+    near: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Change of each cell's height unknown (cells, (C,)) when an edge offset common to
-    the whole frame is fitted with the stacks.
+    """Change of each cell's height unknown (cells, (C,)) when edge offsets common to
+    the whole frame are fitted with the stacks: one on every direction, and with
+    `frame_near_offset_sigma_px` > 0 and `near` (C, J) a second on the near side's directions.
 
-    Blur, light and compression move every outline of a frame alike, and near the camera's nadir
-    that offset reads as height (the top's size is the only cue there), while far from it the
-    top's displacement pins the height and leaves the offset in the residuals. Each stack's fit
-    is linear: with all of its edges moved by delta its unknowns change by -delta N^-1 A^T W 1
-    and its weighted cost by a quadratic in delta whose slope at 0 is -2 (W 1) . r (the final
-    residuals `r`, weights `w`, design `a`, normal matrix `nmat` with priors). The frame's delta
-    minimises the sum over the `occupied` cells plus the prior (`frame_offset_sigma_px`), i.e.
-    delta = sum_c (W 1) . r / (sum_c [1' W 1 - g' A' W 1] + lambda), g = N^-1 A' W 1.
+    Each stack's fit is linear: with its edges moved by E delta (E (J, m) the directions each
+    offset moves) its unknowns change by -N^-1 A^T W E delta and its weighted cost by a quadratic
+    in delta, slope -2 E^T W r at 0, curvature E^T W E - (A^T W E)^T N^-1 (A^T W E). The frame's
+    delta minimises the sum over the `occupied` cells plus the priors.
     """
-    atw1 = np.einsum("cj,cjk->ck", w, a)  # A^T W 1 per cell
-    g = np.linalg.solve(nmat, atw1[..., None])[..., 0]  # d(unknowns) / d(-delta)
-    slope = (w * r).sum(axis=1)
-    curvature = w.sum(axis=1) - (atw1 * g).sum(axis=1)
-    lam = (params.edge_sigma_px / params.frame_offset_sigma_px) ** 2
-    delta = float(slope[occupied].sum() / (curvature[occupied].sum() + lam))
-    return delta * g[:, 0]
+    cols = [np.ones_like(w)]
+    sig = [params.frame_offset_sigma_px]
+    if near is not None and params.frame_near_offset_sigma_px > 0:
+        cols.append(near.astype(np.float64))
+        sig.append(params.frame_near_offset_sigma_px)
+    e = np.stack(cols, axis=-1)  # (C, J, m)
+    we = w[..., None] * e
+    atwe = np.einsum("cjk,cjm->ckm", a, we)  # (C, 4, m)
+    g = np.linalg.solve(nmat, atwe)  # (C, 4, m)
+    slope = np.einsum("cjm,cj->cm", we, r)
+    curv = np.einsum("cjm,cjn->cmn", we, e) - np.einsum("ckm,ckn->cmn", atwe, g)
+    lam = np.diag([(params.edge_sigma_px / sg) ** 2 for sg in sig])
+    delta = np.linalg.solve(curv[occupied].sum(axis=0) + lam, slope[occupied].sum(axis=0))
+    return g[:, 0, :] @ delta
 
 
 # --- board-only geometry (cached) -------------------------------------------------------------
@@ -1038,12 +1083,14 @@ def read_tops(
     )
 
     # 6. sub-pixel refinement: height and shift from the edge positions
-    pos_dark = None
+    pos_dark = dark_depth = None
     if params.near_darkening > 0:
-        pos_dark = _darkening_crossings(prof, s_lo, step, params.near_darkening)
+        pos_dark, dark_depth = _darkening_crossings(
+            prof, s_lo, step, params.near_darkening, params.near_depth_reach_px
+        )
     h_est, sigma_h = _refine_fit(
         edge, s_edge0, geo.s_pred, geo.shift_dir, k0, shift0, geo.px_per_cell, params, pos_dark,
-        occupied, (prof_wb, s_lo, step),
+        occupied, (prof_wb, s_lo, step), dark_depth,
     )
     h_est = np.clip(h_est, 0.5, kmax + 0.49)
 
