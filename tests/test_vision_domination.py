@@ -194,6 +194,8 @@ def test_bad_inputs_give_clear_errors(scenes: list[Scene]) -> None:
         TopsParams(near_depth_gain_px=6.0)
     with pytest.raises(ValueError, match="near_depth_reach_px"):
         TopsParams(near_depth_reach_px=0.0)
+    with pytest.raises(ValueError, match="saturation_level"):
+        TopsParams(saturation_level=300.0)
     with pytest.raises(InvalidIntrinsicsError, match="1640x1232"):
         read_tops(scene.image[:600, :800].copy(), board, intrinsics=scene.intrinsics)
     mirrored = fit_from_corners(scene.corners_px[::-1].copy(), "domination")
@@ -457,6 +459,40 @@ def test_darkening_depth_is_how_dark_it_gets_just_past_the_crossing() -> None:
     # a 1 px line 0.45 deep blurred by 0.8 px keeps about half of its depth
     assert 0.15 <= depth[1, 0] <= 0.4, depth[1, 0]
     assert np.isnan(depth[2, 0])
+
+
+@pytest.mark.parametrize("top", [(40.0, 120.0, 300.0), (60.0, 290.0, 330.0)])
+def test_darkening_crossing_leaves_out_the_channels_a_top_saturates(top: tuple[float, ...]) -> None:
+    """An overexposed top clipped at 255 in some channel stays 255 there until its true value
+    falls below it, past the outline: measured with that channel, the near side's darkening
+    crossing comes out too far out; without it, where the same top would put it unclipped."""
+    from scipy.special import ndtr
+
+    from vision.domination import _darkening_crossings
+
+    step, blur = 0.5, 0.9
+    s = -10.0 + step * np.arange(int(20 / step) + 1)
+    beyond = np.array([190.0, 195.0, 200.0])
+
+    def profile(colour: np.ndarray) -> np.ndarray:
+        f_top = ndtr((-1.0 - s) / blur)
+        f_rim = ndtr((0.0 - s) / blur) - f_top
+        f_side = ndtr((4.0 - s) / blur) - f_top - f_rim
+        f_out = 1.0 - f_top - f_rim - f_side
+        return (f_top[:, None] * colour + f_rim[:, None] * 0.55 * colour
+                + f_side[:, None] * 0.66 * colour + f_out[:, None] * beyond)
+
+    true_top = np.asarray(top)
+    clipped = np.minimum(profile(true_top), 255.0)[None, None]
+    # the same top without its clipped channels (unsaturated reference)
+    kept = true_top < 255
+    reference = profile(np.where(kept, true_top, 0.0))[None, None]
+    s_lo = np.array([[s[0]]])
+    with_all, _ = _darkening_crossings(clipped, s_lo, step, 0.1, 3.0, saturation_level=0.0)
+    left_out, _ = _darkening_crossings(clipped, s_lo, step, 0.1, 3.0, saturation_level=253.0)
+    expected, _ = _darkening_crossings(reference, s_lo, step, 0.1, 3.0)
+    assert abs(left_out[0, 0] - expected[0, 0]) < 0.05, (left_out[0, 0], expected[0, 0])
+    assert with_all[0, 0] > expected[0, 0] + 0.5  # the clipped channel hides the darkening
 
 
 def test_flank_fraction_is_the_outer_flanks_share_of_the_rim_contrast() -> None:

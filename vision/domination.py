@@ -205,6 +205,13 @@ class TopsParams:
     near_depth_gain_px: float = -1.0
     near_depth_ref: float = 0.34
     near_depth_reach_px: float = 3.0
+    #: a top whose colour (raw frame, median of its innermost profile samples) reaches this level
+    #: in a channel is saturated there (overexposure, glare): the near side's darkening is
+    #: measured without that channel (it does not show how much darker the rim is), and the near
+    #: side's edges of such a top are expected `saturated_near_offset_px` further out (glare and
+    #: clipping keep the top's brightness beyond its outline); 0: off
+    saturation_level: float = 253.0
+    saturated_near_offset_px: float = 0.3
 
     def __post_init__(self) -> None:
         if not 0 < self.disc_diameter < 1:
@@ -252,6 +259,11 @@ class TopsParams:
                 "near_depth_gain_px must be in [-5, 5] px, near_depth_ref in [0, 1) and "
                 f"near_depth_reach_px in (0, 10], got {self.near_depth_gain_px}, "
                 f"{self.near_depth_ref} and {self.near_depth_reach_px}"
+            )
+        if not 0 <= self.saturation_level <= 255 or not -5 <= self.saturated_near_offset_px <= 5:
+            raise ValueError(
+                "saturation_level must be in [0, 255] and saturated_near_offset_px in [-5, 5] px, "
+                f"got {self.saturation_level} and {self.saturated_near_offset_px}"
             )
         if not -5 <= self.flank_gain_px <= 5 or not 0 < self.flank_fraction_ref < 1:
             raise ValueError(
@@ -581,15 +593,28 @@ def _outline_candidates(
     return pos, strength
 
 
+def _top_colour(prof: np.ndarray) -> np.ndarray:
+    """A top's own colour (C, 3) from its profiles (C, J, S, 3): the median of the innermost
+    samples of every direction (they lie inside the top face for every height)."""
+    return np.median(prof[:, :, 1:5].reshape(prof.shape[0], -1, 3), axis=1)
+
+
 def _darkening_crossings(
-    prof: np.ndarray, s_lo: np.ndarray, step: float, fraction: float, reach_px: float = 3.0
+    prof: np.ndarray, s_lo: np.ndarray, step: float, fraction: float, reach_px: float = 3.0,
+    saturation_level: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per profile (C, J, S, 3) the first position (px, (C, J)) where the colour has darkened
     by `fraction` of the top's own colour (the median of the profiles' innermost samples),
     linearly interpolated; inf where it never does. Also the deepest darkening (C, J) within
     `reach_px` after that crossing (nan where there is none): the darker it gets beyond, the
     further inside the outline the blur moves the crossing."""
-    top = np.median(prof[:, :, 1:5].reshape(prof.shape[0], -1, 3), axis=1)  # (C, 3)
+    top = _top_colour(prof)  # (C, 3)
+    if saturation_level > 0:
+        # a channel the top saturates does not show how much darker its rim is: leave it out
+        # (unless every channel is saturated)
+        clipped = top >= saturation_level
+        clipped &= ~clipped.all(axis=1, keepdims=True)
+        top = np.where(clipped, 0.0, top)
     # brightness along the top's own colour, relative to the top: 1 on it, 1 - darkening off it
     unit = top / np.maximum((top * top).sum(-1), 1.0)[:, None]
     rel = (prof.reshape(prof.shape[0], -1, 3) @ unit[:, :, None]).reshape(prof.shape[:3])
@@ -616,7 +641,7 @@ def _flank_fraction(
     innermost samples), R the darkest sample (along T) within `reach_px` of the outline, O the
     sample `reach_px` beyond it; nan where there is no outline."""
     n_c, _, n_s, _ = prof.shape
-    top = np.median(prof[:, :, 1:5].reshape(n_c, -1, 3), axis=1)  # (C, 3)
+    top = _top_colour(prof)  # (C, 3)
     idx = np.where(np.isfinite(pos), (pos - s_lo) / step, -1.0)
     ok = idx >= 0
     i0 = np.rint(np.where(ok, idx, 0)).astype(np.int64)
@@ -690,6 +715,7 @@ def _refine_fit(
     occupied: np.ndarray | None = None,
     profiles: tuple[np.ndarray, np.ndarray, float] | None = None,
     dark_depth: np.ndarray | None = None,
+    saturated: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Continuous height (pieces) and its sigma per cell.
 
@@ -715,14 +741,15 @@ def _refine_fit(
     them and `candidate_top_fraction` > 0 an edge counts as a candidate from that fraction of the
     top's own colour on (a rim line between the top and a same-coloured lower piece). With
     `dark_depth` (from `_darkening_crossings`) and `near_depth_gain_px` != 0, each stack's
-    near-side edges are expected out by the gain times its median depth less `near_depth_ref`.
+    near-side edges are expected out by the gain times its median depth less `near_depth_ref`,
+    and those of the `saturated` (C,) tops by `saturated_near_offset_px`.
     `s_pred` (C, L, J) and `shift_dir` (C, L, J, 2) are the outlines of each level along the
     sampling lines and their change with an image shift (`_line_crossings`).
     """
     cap = None  # the candidates' threshold at most a fraction of the top's colour
     if profiles is not None and params.candidate_top_fraction > 0:
         prof_top = profiles[0]
-        top = np.median(prof_top[:, :, 1:5].reshape(prof_top.shape[0], -1, 3), axis=1)  # (C, 3)
+        top = _top_colour(prof_top)  # (C, 3)
         cap = params.candidate_top_fraction * np.linalg.norm(top, axis=-1)
     pos, strength = _outline_candidates(edge, s_edge0, params, cap)
     if params.first_edge_only:
@@ -741,7 +768,7 @@ def _refine_fit(
     for _ in range(max(1, params.refine_passes)):
         h_est, sigma_h, shift = _refine_pass(
             pos, pos_near, strength, s_pred, shift_dir, k, shift, px_per_cell, params, occupied,
-            frac, dark_depth,
+            frac, dark_depth, saturated,
         )
         k = np.clip(np.rint(h_est).astype(np.int64), 1, kmax)
     return h_est, sigma_h
@@ -760,6 +787,7 @@ def _refine_pass(
     occupied: np.ndarray | None = None,
     frac: np.ndarray | None = None,
     dark_depth: np.ndarray | None = None,
+    saturated: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One pass of `_refine_fit` linearised at level k0 (C,) with image shift shift0 (C, 2):
     (height estimate, its sigma, the fitted image shift)."""
@@ -790,6 +818,8 @@ def _refine_pass(
         d_near[~seen] = params.near_depth_ref
         d_cell = np.nanmedian(d_near, axis=1)
         s0 = s0 + np.where(far, 0.0, params.near_depth_gain_px * (d_cell - params.near_depth_ref)[:, None])
+    if saturated is not None and params.saturated_near_offset_px != 0:
+        s0 = s0 + np.where(far, 0.0, params.saturated_near_offset_px * saturated[:, None])
     use = np.where(far, 1.0, params.near_side_weight)
     a = np.stack([ds, shift_dir[..., 0], shift_dir[..., 1], (~far).astype(np.float64)], axis=-1)
     n_u = 4
@@ -1083,14 +1113,18 @@ def read_tops(
     )
 
     # 6. sub-pixel refinement: height and shift from the edge positions
-    pos_dark = dark_depth = None
+    pos_dark = dark_depth = saturated = None
+    if params.saturation_level > 0:
+        top_raw = _top_colour(prof)  # (C, 3)
+        saturated = (top_raw >= params.saturation_level).any(axis=1)
     if params.near_darkening > 0:
         pos_dark, dark_depth = _darkening_crossings(
-            prof, s_lo, step, params.near_darkening, params.near_depth_reach_px
+            prof, s_lo, step, params.near_darkening, params.near_depth_reach_px,
+            params.saturation_level,
         )
     h_est, sigma_h = _refine_fit(
         edge, s_edge0, geo.s_pred, geo.shift_dir, k0, shift0, geo.px_per_cell, params, pos_dark,
-        occupied, (prof_wb, s_lo, step), dark_depth,
+        occupied, (prof_wb, s_lo, step), dark_depth, saturated,
     )
     h_est = np.clip(h_est, 0.5, kmax + 0.49)
 
