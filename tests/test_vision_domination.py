@@ -196,6 +196,10 @@ def test_bad_inputs_give_clear_errors(scenes: list[Scene]) -> None:
         TopsParams(near_depth_reach_px=0.0)
     with pytest.raises(ValueError, match="saturation_level"):
         TopsParams(saturation_level=300.0)
+    with pytest.raises(ValueError, match="near_reference_near_px"):
+        TopsParams(near_reference_near_px=6.0)
+    with pytest.raises(ValueError, match="glare_min"):
+        TopsParams(glare_min=-1.0)
     with pytest.raises(InvalidIntrinsicsError, match="1640x1232"):
         read_tops(scene.image[:600, :800].copy(), board, intrinsics=scene.intrinsics)
     mirrored = fit_from_corners(scene.corners_px[::-1].copy(), "domination")
@@ -493,6 +497,60 @@ def test_darkening_crossing_leaves_out_the_channels_a_top_saturates(top: tuple[f
     expected, _ = _darkening_crossings(reference, s_lo, step, 0.1, 3.0)
     assert abs(left_out[0, 0] - expected[0, 0]) < 0.05, (left_out[0, 0], expected[0, 0])
     assert with_all[0, 0] > expected[0, 0] + 0.5  # the clipped channel hides the darkening
+
+
+def test_glare_level_from_the_top_colour_against_the_colour_model() -> None:
+    """Glare adds the light's own colour (grey before the white balance) to a glossy top: its
+    white-balanced colour is L x (its model colour) + g x (the white balance's gains). The fit
+    recovers g whatever the brightness L, also with a channel clipped at 255 (left out)."""
+    from vision.domination import _glare_levels
+
+    wb = np.array([1.05, 0.98, 0.97])
+    model = np.array([[40.0, 160.0, 60.0], [50.0, 50.0, 200.0], [30.0, 200.0, 230.0]])
+    letter = np.array([0, 1, 2, 2])
+    brightness = np.array([1.1, 0.8, 0.9, 1.0])
+    glare = np.array([30.0, 0.0, 12.0, 40.0])
+    true_raw = (brightness[:, None] * model[letter] + glare[:, None] * wb) / wb
+    raw = np.minimum(true_raw, 255.0)
+    assert raw[3, 2] == 255.0 and raw[3, 1] < 250.0  # the last top saturates its red channel only
+    np.testing.assert_allclose(_glare_levels(raw, wb, model, letter, 253.0), glare, atol=1e-6)
+    # with the clipped channel kept, the last one's glare would come out wrong
+    assert abs(_glare_levels(raw, wb, model, letter, 0.0)[3] - glare[3]) > 2.0
+
+
+def test_darkening_against_the_local_reference_of_a_top_whose_light_falls_off() -> None:
+    """Glare and light vary across a top: where it is a few % darker next to its outline than
+    at the samples taken as its colour, the 10 % crossing comes too early (too far in).
+    Measured against the brightness just before each crossing (within the allowed change) it
+    returns to where a uniformly lit top puts it; a uniform top is left as it was."""
+    from scipy.special import ndtr
+
+    from vision.domination import _darkening_crossings
+
+    step, blur = 0.5, 0.8
+    s = -10.0 + step * np.arange(int(20 / step) + 1)
+    top = np.array([60.0, 170.0, 90.0])
+    beyond = np.array([200.0, 205.0, 210.0])
+
+    def profile(falloff: float) -> np.ndarray:
+        gain = 1.0 - falloff * np.clip((s + 9.0) / 8.0, 0.0, 1.0)  # darker towards the outline
+        f_top = ndtr((-1.0 - s) / blur)
+        f_rim = ndtr((0.0 - s) / blur) - f_top
+        f_side = ndtr((4.0 - s) / blur) - f_top - f_rim
+        f_out = 1.0 - f_top - f_rim - f_side
+        return (f_top[:, None] * top * gain[:, None] + f_rim[:, None] * 0.55 * top
+                + f_side[:, None] * 0.66 * top + f_out[:, None] * beyond)
+
+    profs = np.stack([profile(0.0), profile(0.04)])[:, None]
+    s_lo = np.full((2, 1), s[0])
+    plain, _ = _darkening_crossings(profs, s_lo, step, 0.1)
+    local, _ = _darkening_crossings(
+        profs, s_lo, step, 0.1, local_ref=(5.0, 2.0, 0.05), local=np.ones(2, dtype=bool)
+    )
+    flat = plain[0, 0]
+    assert plain[1, 0] < flat - 0.15  # the fall-off pulls the crossing in
+    assert abs(local[1, 0] - flat) < 0.1, (local[1, 0], flat)
+    assert abs(local[0, 0] - flat) < 0.01
 
 
 def test_flank_fraction_is_the_outer_flanks_share_of_the_rim_contrast() -> None:

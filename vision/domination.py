@@ -212,6 +212,18 @@ class TopsParams:
     #: clipping keep the top's brightness beyond its outline); 0: off
     saturation_level: float = 253.0
     saturated_near_offset_px: float = 0.3
+    #: glare (light added alike to every channel of a glossy piece, e.g. below a lamp) per stack:
+    #: its white-balanced top colour is L x (its colour in the model, picked by hue) + g x (the
+    #: white balance's gains), fitted on the channels it does not saturate; where g exceeds
+    #: `glare_min` grey levels, the near side's darkening is measured again with g taken off the
+    #: colours (not on a saturated top) and against the top's own brightness next to each
+    #: direction's first crossing (glare and light vary across a top): the mean from
+    #: `near_reference_far_px` to `near_reference_near_px` before it, within
+    #: `near_reference_max_change` of the top's centre. 0: off
+    glare_min: float = 5.0
+    near_reference_far_px: float = 5.0
+    near_reference_near_px: float = 2.0
+    near_reference_max_change: float = 0.05
 
     def __post_init__(self) -> None:
         if not 0 < self.disc_diameter < 1:
@@ -264,6 +276,17 @@ class TopsParams:
             raise ValueError(
                 "saturation_level must be in [0, 255] and saturated_near_offset_px in [-5, 5] px, "
                 f"got {self.saturation_level} and {self.saturated_near_offset_px}"
+            )
+        if (
+            not 0 <= self.glare_min <= 255
+            or not 0 < self.near_reference_near_px < self.near_reference_far_px <= 10
+            or not 0 <= self.near_reference_max_change < 1
+        ):
+            raise ValueError(
+                "glare_min must be in [0, 255], 0 < near_reference_near_px < near_reference_far_px "
+                "<= 10 px and near_reference_max_change in [0, 1), got "
+                f"{self.glare_min}, {self.near_reference_near_px}, {self.near_reference_far_px} and "
+                f"{self.near_reference_max_change}"
             )
         if not -5 <= self.flank_gain_px <= 5 or not 0 < self.flank_fraction_ref < 1:
             raise ValueError(
@@ -379,7 +402,10 @@ def _chroma(bgr: np.ndarray) -> np.ndarray:
     return np.stack([o1, o2], axis=-1)
 
 
-def _colour_model(colours: Mapping[str, Any] | None) -> tuple[list[str], np.ndarray]:
+def _colour_model(
+    colours: Mapping[str, Any] | None,
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Letters, their chromaticities (n, 2) and BGR colours (n, 3) of a colour model."""
     model = DEFAULT_COLOURS if colours is None else colours
     if not model:
         raise ColourModelError("colour model is empty: give at least 2 colours {letter: BGR}")
@@ -401,7 +427,15 @@ def _colour_model(colours: Mapping[str, Any] | None) -> tuple[list[str], np.ndar
             raise ColourModelError(
                 f"colour {letter!r} is too grey to tell from the board (saturation {s:.2f})"
             )
-    return letters, chroma
+    return letters, chroma, ref
+
+
+def _hue_distances(top_chroma: np.ndarray, ref_chroma: np.ndarray) -> np.ndarray:
+    """Hue angle differences (C, n) radians between tops (C, 2) and model colours (n, 2), both
+    relative to the board: glare and shading change the saturation of a top, much less its hue."""
+    ang_top = np.arctan2(top_chroma[:, 1], top_chroma[:, 0])
+    ang_ref = np.arctan2(ref_chroma[:, 1], ref_chroma[:, 0])
+    return np.abs(np.angle(np.exp(1j * (ang_top[:, None] - ang_ref[None, :]))))
 
 
 # --- sampling ---------------------------------------------------------------------------------
@@ -602,25 +636,52 @@ def _top_colour(prof: np.ndarray) -> np.ndarray:
 def _darkening_crossings(
     prof: np.ndarray, s_lo: np.ndarray, step: float, fraction: float, reach_px: float = 3.0,
     saturation_level: float = 0.0,
+    glare: np.ndarray | None = None,
+    local_ref: tuple[float, float, float] | None = None,
+    local: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per profile (C, J, S, 3) the first position (px, (C, J)) where the colour has darkened
     by `fraction` of the top's own colour (the median of the profiles' innermost samples),
     linearly interpolated; inf where it never does. Also the deepest darkening (C, J) within
     `reach_px` after that crossing (nan where there is none): the darker it gets beyond, the
-    further inside the outline the blur moves the crossing."""
+    further inside the outline the blur moves the crossing.
+
+    With `glare` (C,) grey levels, those are taken off every colour first; with `local_ref`
+    (far, near, max change) the darkening of the `local` (C,) tops is then measured against the
+    top's brightness next to each crossing: the mean from `far` to `near` px before it, within
+    `max change` of the top's own, and the crossing searched again."""
     top = _top_colour(prof)  # (C, 3)
+    clipped = top >= saturation_level
+    if glare is not None:
+        glare = glare.astype(top.dtype)
+        top = top - glare[:, None]
     if saturation_level > 0:
         # a channel the top saturates does not show how much darker its rim is: leave it out
         # (unless every channel is saturated)
-        clipped = top >= saturation_level
         clipped &= ~clipped.all(axis=1, keepdims=True)
         top = np.where(clipped, 0.0, top)
     # brightness along the top's own colour, relative to the top: 1 on it, 1 - darkening off it
     unit = top / np.maximum((top * top).sum(-1), 1.0)[:, None]
     rel = (prof.reshape(prof.shape[0], -1, 3) @ unit[:, :, None]).reshape(prof.shape[:3])
+    if glare is not None and glare.any():
+        sub = np.flatnonzero(glare)
+        rel[sub] -= (glare[sub] * unit[sub].sum(axis=1))[:, None, None]  # (colour - glare) . unit
     dark = 1.0 - (rel[:, :, :-2] + 2 * rel[:, :, 1:-1] + rel[:, :, 2:]) * 0.25  # (C, J, S-2)
     over = dark >= fraction
     i1 = np.argmax(over, axis=2)
+    if local_ref is not None and local is not None and local.any():
+        sub = np.flatnonzero(local)
+        n_d = dark.shape[2]
+        a_i, b_i = round(local_ref[0] / step), round(local_ref[1] / step)
+        d_sub, i_sub = dark[sub], i1[sub]
+        win = np.clip(i_sub[..., None] - np.arange(b_i, a_i + 1), 0, n_d - 1)
+        ok = over[sub].any(axis=2) & (i_sub - a_i >= 0)
+        level = 1.0 - np.take_along_axis(d_sub, win, 2).mean(axis=-1)  # (c, J), 1 = the top's
+        level = np.where(ok, np.clip(level, 1.0 - local_ref[2], 1.0 + local_ref[2]), 1.0)
+        d_sub = 1.0 - (1.0 - d_sub) / level[..., None]
+        dark[sub] = d_sub
+        over[sub] = d_sub >= fraction
+        i1[sub] = np.argmax(over[sub], axis=2)
     found = over.any(axis=2) & (i1 > 0)
     i1c = np.maximum(i1, 1)
     d1 = np.take_along_axis(dark, i1c[..., None], 2)[..., 0]
@@ -631,6 +692,22 @@ def _darkening_crossings(
     win = np.clip(i1c[..., None] + np.arange(0, max(1, round(reach_px / step)) + 1), 0, n_d - 1)
     depth = np.take_along_axis(dark, win, 2).max(axis=-1)
     return np.where(found, pos, np.inf), np.where(found, depth, np.nan)
+
+
+def _glare_levels(
+    top_raw: np.ndarray, wb: np.ndarray, ref_bgr: np.ndarray, letter: np.ndarray,
+    saturation_level: float = 0.0,
+) -> np.ndarray:
+    """Per stack (C,) the glare g (raw grey levels, added alike to every channel) such that its
+    white-balanced top colour `top_raw` x `wb` is L x its model colour `ref_bgr[letter]` + g x
+    `wb` (least squares on the channels below `saturation_level`, all if fewer than two are)."""
+    t = top_raw * wb  # (C, 3)
+    keep = (top_raw < saturation_level) if saturation_level > 0 else np.ones(t.shape, bool)
+    keep = np.where((keep.sum(axis=1) >= 2)[:, None], keep, True).astype(np.float64)
+    a = np.stack([ref_bgr[letter], np.broadcast_to(wb, t.shape)], axis=-1)  # (C, 3, 2)
+    ata = np.einsum("ck,cki,ckj->cij", keep, a, a) + 1e-9 * np.eye(2)
+    atb = np.einsum("ck,cki,ck->ci", keep, a, t)
+    return np.linalg.solve(ata, atb[..., None])[:, 1, 0]
 
 
 def _flank_fraction(
@@ -1059,7 +1136,7 @@ def read_tops(
         raise InvalidImageError(f"frame must be a BGR image of shape (H, W, 3), got shape {shape}")
     if frame.dtype != np.uint8:
         raise InvalidImageError(f"frame must be uint8 BGR, got dtype {frame.dtype}")
-    letters, ref_chroma = _colour_model(colours)
+    letters, ref_chroma, ref_bgr = _colour_model(colours)
     calibrated = colours is not None
     h_img, w_img = frame.shape[:2]
     if intrinsics is not None and tuple(intrinsics.image_size) != (w_img, h_img):
@@ -1095,6 +1172,7 @@ def read_tops(
 
     # 4. empty or occupied, from the floor patch
     board_chroma = _chroma((board_ref * wb)[None])[0]
+    ref_rel = ref_chroma - (board_chroma if calibrated else 0.0)  # the model against the board
     # per sample, then the median: the side band of a stack can mix complementary colours
     # (blue over yellow), whose mean or median colour would look grey
     floor_chroma = _chroma(floor_s * wb)  # (C, M, 2)
@@ -1117,10 +1195,23 @@ def read_tops(
     if params.saturation_level > 0:
         top_raw = _top_colour(prof)  # (C, 3)
         saturated = (top_raw >= params.saturation_level).any(axis=1)
+    glare = local = None
+    if params.glare_min > 0 and params.near_darkening > 0:
+        # glare per stack from its top colour against the colour model (its letter by hue)
+        top_c = _top_colour(prof)
+        hue_d = _hue_distances(_chroma(top_c * wb) - board_chroma, ref_rel)
+        glare = _glare_levels(top_c, wb, ref_bgr, np.argmin(hue_d, axis=1), params.saturation_level)
+        glare = np.clip(glare, 0.0, 0.8 * top_c.min(axis=1))
+        local = occupied & (glare > params.glare_min)
+        # taken off the colours where the top is not saturated; a saturated one: its brightness only
+        glare = np.where(local & ~saturated if saturated is not None else local, glare, 0.0)
     if params.near_darkening > 0:
         pos_dark, dark_depth = _darkening_crossings(
             prof, s_lo, step, params.near_darkening, params.near_depth_reach_px,
-            params.saturation_level,
+            params.saturation_level, glare,
+            (params.near_reference_far_px, params.near_reference_near_px,
+             params.near_reference_max_change),
+            local,
         )
     h_est, sigma_h = _refine_fit(
         edge, s_edge0, geo.s_pred, geo.shift_dir, k0, shift0, geo.px_per_cell, params, pos_dark,
@@ -1135,11 +1226,7 @@ def read_tops(
     top_px = (top_px + shift0[:, None, :].astype(np.float32)).reshape(-1, 2)
     top_s = _sample(frame, top_px).reshape(n_cells, m, 3)
     top_chroma = _chroma(np.median(top_s, axis=1) * wb) - board_chroma  # (C, 2)
-    # hue angle: glare and shading change the saturation of a top, much less its hue
-    ref_rel = ref_chroma - (board_chroma if calibrated else 0.0)
-    ang_top = np.arctan2(top_chroma[:, 1], top_chroma[:, 0])
-    ang_ref = np.arctan2(ref_rel[:, 1], ref_rel[:, 0])
-    d = np.abs(np.angle(np.exp(1j * (ang_top[:, None] - ang_ref[None, :]))))  # (C, nL) radians
+    d = _hue_distances(top_chroma, ref_rel)  # (C, nL) radians
     order = np.argsort(d, axis=1)
     rows = np.arange(n_cells)
     best = order[:, 0]
