@@ -391,6 +391,24 @@ def test_line_crossings_of_displaced_circles() -> None:
     check()
 
 
+def _outline_profile(
+    s: np.ndarray, blur: float, top: np.ndarray, side: np.ndarray, beyond: np.ndarray,
+    band_px: float = 4.0, top_gain: np.ndarray | None = None,
+) -> np.ndarray:
+    """A blurred profile (S, 3) across a top's near side at positions `s` px (outline at 0):
+    the top (times `top_gain` per sample), its rim line (1 px at 0.55 x the top's colour), the
+    side band (`side`, `band_px` wide), then what lies `beyond`."""
+    from scipy.special import ndtr
+
+    f_top = ndtr((-1.0 - s) / blur)
+    f_rim = ndtr((0.0 - s) / blur) - f_top
+    f_side = ndtr((band_px - s) / blur) - f_top - f_rim
+    f_out = 1.0 - f_top - f_rim - f_side
+    gain = np.ones_like(s) if top_gain is None else top_gain
+    return (f_top[:, None] * top * gain[:, None] + f_rim[:, None] * 0.55 * top
+            + f_side[:, None] * side + f_out[:, None] * beyond)
+
+
 def test_darkening_crossing_sits_on_the_tops_inner_edge() -> None:
     """Where a top meets its own side band, the side's shading (0.4-1.1 of its colour, itself
     a little darker than the top) and what lies beyond it move an edge centroid around; the
@@ -399,7 +417,6 @@ def test_darkening_crossing_sits_on_the_tops_inner_edge() -> None:
     and the outside are (blur fixed, as in one frame)."""
     from hypothesis import given, settings
     from hypothesis import strategies as st
-    from scipy.special import ndtr
 
     from vision.domination import _darkening_crossings
 
@@ -413,14 +430,8 @@ def test_darkening_crossing_sits_on_the_tops_inner_edge() -> None:
     def check(top: tuple[float, ...], beyond: tuple[float, ...], shade: float, band_px: float,
               seed: int) -> None:
         a, b = np.asarray(top), np.asarray(beyond)
-        blur = 0.8
         # top | rim (1 px, 0.55 x top) | side band (0.82 x shade x top, band_px wide) | beyond
-        f_top = ndtr((-1.0 - s) / blur)
-        f_rim = ndtr((0.0 - s) / blur) - f_top
-        f_side = ndtr((band_px - s) / blur) - f_top - f_rim
-        f_out = 1.0 - f_top - f_rim - f_side
-        prof = (f_top[:, None] * a + f_rim[:, None] * 0.55 * a
-                + f_side[:, None] * min(0.82 * shade, 0.95) * a + f_out[:, None] * b)
+        prof = _outline_profile(s, 0.8, a, min(0.82 * shade, 0.95) * a, b, band_px)
         prof += np.random.default_rng(seed).normal(0.0, 1.0, prof.shape)
         pos, _ = _darkening_crossings(prof[None, None], np.array([[s[0]]]), step, 0.1)
         assert np.isfinite(pos[0, 0])
@@ -437,7 +448,6 @@ def test_darkening_depth_is_how_dark_it_gets_just_past_the_crossing() -> None:
     the top's brightness along its own colour, within `reach_px` past it: the side band's own
     level where a wide dark band follows the rim line, only the blurred rim line's dip where the
     band is about as light as the top; nan where the colour never darkens."""
-    from scipy.special import ndtr
 
     from vision.domination import _darkening_crossings
 
@@ -448,12 +458,7 @@ def test_darkening_depth_is_how_dark_it_gets_just_past_the_crossing() -> None:
 
     def profile(band_level: float) -> np.ndarray:
         # top | rim (1 px, 0.55 x top) | side band (band_level x top, 4 px) | the light board
-        f_top = ndtr((-1.0 - s) / blur)
-        f_rim = ndtr((0.0 - s) / blur) - f_top
-        f_side = ndtr((4.0 - s) / blur) - f_top - f_rim
-        f_out = 1.0 - f_top - f_rim - f_side
-        return (f_top[:, None] * top + f_rim[:, None] * 0.55 * top
-                + f_side[:, None] * band_level * top + f_out[:, None] * beyond)
+        return _outline_profile(s, blur, top, band_level * top, beyond)
 
     dark_band, light_band = 0.82 * 0.4, 0.95
     profs = np.stack([profile(dark_band), profile(light_band), np.tile(top, (s.size, 1))])
@@ -470,7 +475,6 @@ def test_darkening_crossing_leaves_out_the_channels_a_top_saturates(top: tuple[f
     """An overexposed top clipped at 255 in some channel stays 255 there until its true value
     falls below it, past the outline: measured with that channel, the near side's darkening
     crossing comes out too far out; without it, where the same top would put it unclipped."""
-    from scipy.special import ndtr
 
     from vision.domination import _darkening_crossings
 
@@ -479,12 +483,7 @@ def test_darkening_crossing_leaves_out_the_channels_a_top_saturates(top: tuple[f
     beyond = np.array([190.0, 195.0, 200.0])
 
     def profile(colour: np.ndarray) -> np.ndarray:
-        f_top = ndtr((-1.0 - s) / blur)
-        f_rim = ndtr((0.0 - s) / blur) - f_top
-        f_side = ndtr((4.0 - s) / blur) - f_top - f_rim
-        f_out = 1.0 - f_top - f_rim - f_side
-        return (f_top[:, None] * colour + f_rim[:, None] * 0.55 * colour
-                + f_side[:, None] * 0.66 * colour + f_out[:, None] * beyond)
+        return _outline_profile(s, blur, colour, 0.66 * colour, beyond)
 
     true_top = np.asarray(top)
     clipped = np.minimum(profile(true_top), 255.0)[None, None]
@@ -523,7 +522,6 @@ def test_darkening_against_the_local_reference_of_a_top_whose_light_falls_off() 
     at the samples taken as its colour, the 10 % crossing comes too early (too far in).
     Measured against the brightness just before each crossing (within the allowed change) it
     returns to where a uniformly lit top puts it; a uniform top is left as it was."""
-    from scipy.special import ndtr
 
     from vision.domination import _darkening_crossings
 
@@ -534,12 +532,7 @@ def test_darkening_against_the_local_reference_of_a_top_whose_light_falls_off() 
 
     def profile(falloff: float) -> np.ndarray:
         gain = 1.0 - falloff * np.clip((s + 9.0) / 8.0, 0.0, 1.0)  # darker towards the outline
-        f_top = ndtr((-1.0 - s) / blur)
-        f_rim = ndtr((0.0 - s) / blur) - f_top
-        f_side = ndtr((4.0 - s) / blur) - f_top - f_rim
-        f_out = 1.0 - f_top - f_rim - f_side
-        return (f_top[:, None] * top * gain[:, None] + f_rim[:, None] * 0.55 * top
-                + f_side[:, None] * 0.66 * top + f_out[:, None] * beyond)
+        return _outline_profile(s, blur, top, 0.66 * top, beyond, top_gain=gain)
 
     profs = np.stack([profile(0.0), profile(0.04)])[:, None]
     s_lo = np.full((2, 1), s[0])
