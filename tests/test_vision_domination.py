@@ -200,6 +200,10 @@ def test_bad_inputs_give_clear_errors(scenes: list[Scene]) -> None:
         TopsParams(near_reference_near_px=6.0)
     with pytest.raises(ValueError, match="glare_min"):
         TopsParams(glare_min=-1.0)
+    with pytest.raises(ValueError, match="saturated_min_channels"):
+        TopsParams(saturated_min_channels=4)
+    with pytest.raises(ValueError, match="saturated_near_glare_gain_px"):
+        TopsParams(saturated_near_glare_gain_px=9.0)
     with pytest.raises(InvalidIntrinsicsError, match="1640x1232"):
         read_tops(scene.image[:600, :800].copy(), board, intrinsics=scene.intrinsics)
     mirrored = fit_from_corners(scene.corners_px[::-1].copy(), "domination")

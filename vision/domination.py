@@ -209,9 +209,16 @@ class TopsParams:
     #: in a channel is saturated there (overexposure, glare): the near side's darkening is
     #: measured without that channel (it does not show how much darker the rim is), and the near
     #: side's edges of such a top are expected `saturated_near_offset_px` further out (glare and
-    #: clipping keep the top's brightness beyond its outline); 0: off
+    #: clipping keep the top's brightness beyond its outline), plus
+    #: `saturated_near_glare_gain_px` per 100 grey levels of its glare (fitted as below: on a
+    #: saturated top it cannot be taken off, and the more glare the less the unclipped channels
+    #: darken as a fraction of the top). A saturated top with fewer than
+    #: `saturated_min_channels` channels below the clip has no near-side measure (one channel
+    #: left, the top's weakest, carries mostly glare); 0: off
     saturation_level: float = 253.0
-    saturated_near_offset_px: float = 0.3
+    saturated_near_offset_px: float = 0.2
+    saturated_near_glare_gain_px: float = 0.4
+    saturated_min_channels: int = 2
     #: glare (light added alike to every channel of a glossy piece, e.g. below a lamp) per stack:
     #: its white-balanced top colour is L x (its colour in the model, picked by hue) + g x (the
     #: white balance's gains), fitted on the channels it does not saturate; where g exceeds
@@ -276,6 +283,12 @@ class TopsParams:
             raise ValueError(
                 "saturation_level must be in [0, 255] and saturated_near_offset_px in [-5, 5] px, "
                 f"got {self.saturation_level} and {self.saturated_near_offset_px}"
+            )
+        if not -5 <= self.saturated_near_glare_gain_px <= 5 or self.saturated_min_channels not in (0, 1, 2, 3):
+            raise ValueError(
+                "saturated_near_glare_gain_px must be in [-5, 5] px per 100 grey levels and "
+                f"saturated_min_channels in 0..3, got {self.saturated_near_glare_gain_px} and "
+                f"{self.saturated_min_channels}"
             )
         if (
             not 0 <= self.glare_min <= 255
@@ -793,6 +806,7 @@ def _refine_fit(
     profiles: tuple[np.ndarray, np.ndarray, float] | None = None,
     dark_depth: np.ndarray | None = None,
     saturated: np.ndarray | None = None,
+    glare: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Continuous height (pieces) and its sigma per cell.
 
@@ -819,7 +833,8 @@ def _refine_fit(
     top's own colour on (a rim line between the top and a same-coloured lower piece). With
     `dark_depth` (from `_darkening_crossings`) and `near_depth_gain_px` != 0, each stack's
     near-side edges are expected out by the gain times its median depth less `near_depth_ref`,
-    and those of the `saturated` (C,) tops by `saturated_near_offset_px`.
+    and those of the `saturated` (C,) tops by `saturated_near_offset_px` plus
+    `saturated_near_glare_gain_px` per 100 levels of their `glare` (C,).
     `s_pred` (C, L, J) and `shift_dir` (C, L, J, 2) are the outlines of each level along the
     sampling lines and their change with an image shift (`_line_crossings`).
     """
@@ -845,7 +860,7 @@ def _refine_fit(
     for _ in range(max(1, params.refine_passes)):
         h_est, sigma_h, shift = _refine_pass(
             pos, pos_near, strength, s_pred, shift_dir, k, shift, px_per_cell, params, occupied,
-            frac, dark_depth, saturated,
+            frac, dark_depth, saturated, glare,
         )
         k = np.clip(np.rint(h_est).astype(np.int64), 1, kmax)
     return h_est, sigma_h
@@ -865,6 +880,7 @@ def _refine_pass(
     frac: np.ndarray | None = None,
     dark_depth: np.ndarray | None = None,
     saturated: np.ndarray | None = None,
+    glare: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One pass of `_refine_fit` linearised at level k0 (C,) with image shift shift0 (C, 2):
     (height estimate, its sigma, the fitted image shift)."""
@@ -897,6 +913,8 @@ def _refine_pass(
         s0 = s0 + np.where(far, 0.0, params.near_depth_gain_px * (d_cell - params.near_depth_ref)[:, None])
     if saturated is not None and params.saturated_near_offset_px != 0:
         s0 = s0 + np.where(far, 0.0, params.saturated_near_offset_px * saturated[:, None])
+    if saturated is not None and glare is not None and params.saturated_near_glare_gain_px != 0:
+        s0 = s0 + np.where(far, 0.0, (params.saturated_near_glare_gain_px / 100.0 * glare * saturated)[:, None])
     use = np.where(far, 1.0, params.near_side_weight)
     a = np.stack([ds, shift_dir[..., 0], shift_dir[..., 1], (~far).astype(np.float64)], axis=-1)
     n_u = 4
@@ -1195,13 +1213,14 @@ def read_tops(
     if params.saturation_level > 0:
         top_raw = _top_colour(prof)  # (C, 3)
         saturated = (top_raw >= params.saturation_level).any(axis=1)
-    glare = local = None
+    glare = local = glare_all = None
     if params.glare_min > 0 and params.near_darkening > 0:
         # glare per stack from its top colour against the colour model (its letter by hue)
         top_c = _top_colour(prof)
         hue_d = _hue_distances(_chroma(top_c * wb) - board_chroma, ref_rel)
         glare = _glare_levels(top_c, wb, ref_bgr, np.argmin(hue_d, axis=1), params.saturation_level)
         glare = np.clip(glare, 0.0, 0.8 * top_c.min(axis=1))
+        glare_all = glare
         local = occupied & (glare > params.glare_min)
         # taken off the colours where the top is not saturated; a saturated one: its brightness only
         glare = np.where(local & ~saturated if saturated is not None else local, glare, 0.0)
@@ -1213,9 +1232,13 @@ def read_tops(
              params.near_reference_max_change),
             local,
         )
+        if saturated is not None and params.saturated_min_channels > 0:
+            # a top saturated in all but one channel: its near side is not measured
+            few = saturated & ((top_raw < params.saturation_level).sum(axis=1) < params.saturated_min_channels)
+            pos_dark[few] = np.inf
     h_est, sigma_h = _refine_fit(
         edge, s_edge0, geo.s_pred, geo.shift_dir, k0, shift0, geo.px_per_cell, params, pos_dark,
-        occupied, (prof_wb, s_lo, step), dark_depth, saturated,
+        occupied, (prof_wb, s_lo, step), dark_depth, saturated, glare_all,
     )
     h_est = np.clip(h_est, 0.5, kmax + 0.49)
 
