@@ -625,16 +625,6 @@ def _outline_candidates(
     ok_den = den < -1e-6
     frac = np.clip(np.where(ok_den, 0.5 * (e_m - e_p) / np.where(ok_den, den, -1.0), 0.0), -0.5, 0.5)
     pos = s_edge0[:, :, None] + step * (np.arange(1, n_e - 1)[None, None, :] + frac)  # (C, J, S'')
-    if params.first_edge_only and params.outline_after_px > 0:
-        # centroid of the edge strength around the innermost edge (index `first` in e_0)
-        i_s = np.arange(1, n_e - 1)[None, None, :]
-        lo = (first + 1)[..., None] - params.outline_before_px / step
-        hi = (first + 1)[..., None] + params.outline_after_px / step
-        w_e = np.where((i_s >= lo) & (i_s <= hi), e_0, 0.0)
-        centroid = s_edge0[:, :, None] + step * (w_e * i_s).sum(axis=2, keepdims=True) / np.maximum(
-            w_e.sum(axis=2, keepdims=True), 1e-9
-        )
-        pos = np.where(is_max, centroid, pos)
     pos = np.where(is_max, pos, np.inf)
     strength = np.where(is_max, e_0, 0.0) / (edge.max(axis=2, keepdims=True) + 1e-6)
     return pos, strength
