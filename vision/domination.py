@@ -642,9 +642,10 @@ def _darkening_crossings(
     glare: np.ndarray | None = None,
     local_ref: tuple[float, float, float] | None = None,
     local: np.ndarray | None = None,
+    top: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per profile (C, J, S, 3) the first position (px, (C, J)) where the colour has darkened
-    by `fraction` of the top's own colour (the median of the profiles' innermost samples),
+    by `fraction` of the top's own colour (`top` (C, 3), by default `_top_colour(prof)`),
     linearly interpolated; inf where it never does. Also the deepest darkening (C, J) within
     `reach_px` after that crossing (nan where there is none): the darker it gets beyond, the
     further inside the outline the blur moves the crossing.
@@ -653,7 +654,7 @@ def _darkening_crossings(
     (far, near, max change) the darkening of the `local` (C,) tops is then measured against the
     top's brightness next to each crossing: the mean from `far` to `near` px before it, within
     `max change` of the top's own, and the crossing searched again."""
-    top = _top_colour(prof)  # (C, 3)
+    top = _top_colour(prof) if top is None else top  # (C, 3)
     clipped = top >= saturation_level
     if glare is not None:
         glare = glare.astype(top.dtype)
@@ -714,14 +715,15 @@ def _glare_levels(
 
 
 def _flank_fraction(
-    prof: np.ndarray, s_lo: np.ndarray, step: float, pos: np.ndarray, reach_px: float = 2.5
+    prof: np.ndarray, s_lo: np.ndarray, step: float, pos: np.ndarray, reach_px: float = 2.5,
+    top: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per profile (C, J, S, 3) with an outline at `pos` (C, J) px: the outer flank's share
-    |O - R| / (|T - R| + |O - R|) of the outline's two flanks, T the top's colour (median of the
-    innermost samples), R the darkest sample (along T) within `reach_px` of the outline, O the
-    sample `reach_px` beyond it; nan where there is no outline."""
+    |O - R| / (|T - R| + |O - R|) of the outline's two flanks, T the top's colour (`top` (C, 3),
+    by default `_top_colour(prof)`), R the darkest sample (along T) within `reach_px` of the
+    outline, O the sample `reach_px` beyond it; nan where there is no outline."""
     n_c, _, n_s, _ = prof.shape
-    top = _top_colour(prof)  # (C, 3)
+    top = _top_colour(prof) if top is None else top  # (C, 3)
     idx = np.where(np.isfinite(pos), (pos - s_lo) / step, -1.0)
     ok = idx >= 0
     i0 = np.rint(np.where(ok, idx, 0)).astype(np.int64)
@@ -797,6 +799,7 @@ def _refine_fit(
     dark_depth: np.ndarray | None = None,
     saturated: np.ndarray | None = None,
     glare: np.ndarray | None = None,
+    top: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Continuous height (pieces) and its sigma per cell.
 
@@ -826,12 +829,13 @@ def _refine_fit(
     and those of the `saturated` (C,) tops by `saturated_near_offset_px` plus
     `saturated_near_glare_gain_px` per 100 levels of their `glare` (C,).
     `s_pred` (C, L, J) and `shift_dir` (C, L, J, 2) are the outlines of each level along the
-    sampling lines and their change with an image shift (`_line_crossings`).
+    sampling lines and their change with an image shift (`_line_crossings`). `top` (C, 3) is the
+    tops' colour in those profiles (by default `_top_colour` of them).
     """
+    if profiles is not None and top is None:
+        top = _top_colour(profiles[0])  # (C, 3)
     cap = None  # the candidates' threshold at most a fraction of the top's colour
-    if profiles is not None and params.candidate_top_fraction > 0:
-        prof_top = profiles[0]
-        top = _top_colour(prof_top)  # (C, 3)
+    if top is not None and params.candidate_top_fraction > 0:
         cap = params.candidate_top_fraction * np.linalg.norm(top, axis=-1)
     pos, strength = _outline_candidates(edge, s_edge0, params, cap)
     if params.first_edge_only:
@@ -843,7 +847,7 @@ def _refine_fit(
     frac = None  # the far side's outer-flank share per direction (`flank_gain_px`)
     if profiles is not None and params.flank_gain_px != 0:
         prof, s_lo, step = profiles
-        frac = _flank_fraction(prof, s_lo, step, pos[..., 0], params.outline_after_px)
+        frac = _flank_fraction(prof, s_lo, step, pos[..., 0], params.outline_after_px, top)
     kmax = params.max_height
     k, shift = k0, shift0
     h_est = sigma_h = np.zeros(len(k0))
@@ -1199,17 +1203,18 @@ def read_tops(
     )
 
     # 6. sub-pixel refinement: height and shift from the edge positions
+    # the tops' own colour (raw, and white-balanced as in `prof_wb`), taken once
+    top_raw = _top_colour(prof)  # (C, 3)
+    top_wb = top_raw * wb
     pos_dark = dark_depth = saturated = None
     if params.saturation_level > 0:
-        top_raw = _top_colour(prof)  # (C, 3)
         saturated = (top_raw >= params.saturation_level).any(axis=1)
     glare = local = glare_all = None
     if params.glare_min > 0 and params.near_darkening > 0:
         # glare per stack from its top colour against the colour model (its letter by hue)
-        top_c = _top_colour(prof)
-        hue_d = _hue_distances(_chroma(top_c * wb) - board_chroma, ref_rel)
-        glare = _glare_levels(top_c, wb, ref_bgr, np.argmin(hue_d, axis=1), params.saturation_level)
-        glare = np.clip(glare, 0.0, 0.8 * top_c.min(axis=1))
+        hue_d = _hue_distances(_chroma(top_wb) - board_chroma, ref_rel)
+        glare = _glare_levels(top_raw, wb, ref_bgr, np.argmin(hue_d, axis=1), params.saturation_level)
+        glare = np.clip(glare, 0.0, 0.8 * top_raw.min(axis=1))
         glare_all = glare
         local = occupied & (glare > params.glare_min)
         # taken off the colours where the top is not saturated; a saturated one: its brightness only
@@ -1220,7 +1225,7 @@ def read_tops(
             params.saturation_level, glare,
             (params.near_reference_far_px, params.near_reference_near_px,
              params.near_reference_max_change),
-            local,
+            local, top_raw,
         )
         if saturated is not None and params.saturated_min_channels > 0:
             # a top saturated in all but one channel: its near side is not measured
@@ -1228,7 +1233,7 @@ def read_tops(
             pos_dark[few] = np.inf
     h_est, sigma_h = _refine_fit(
         edge, s_edge0, geo.s_pred, geo.shift_dir, k0, shift0, geo.px_per_cell, params, pos_dark,
-        occupied, (prof_wb, s_lo, step), dark_depth, saturated, glare_all,
+        occupied, (prof_wb, s_lo, step), dark_depth, saturated, glare_all, top_wb,
     )
     h_est = np.clip(h_est, 0.5, kmax + 0.49)
 
