@@ -860,6 +860,14 @@ def _refine_fit(
     return h_est, sigma_h
 
 
+def _side_median(values: np.ndarray, on_side: np.ndarray, default: float) -> np.ndarray:
+    """Per stack (C,) the median of `values` (C, J) over its directions `on_side` (C, J);
+    `default` where none of them has a finite value."""
+    v = np.where(on_side, values, np.nan)
+    v[~np.isfinite(v).any(axis=1)] = default
+    return np.nanmedian(v, axis=1)
+
+
 def _refine_pass(
     pos_far: np.ndarray,
     pos_near: np.ndarray,
@@ -892,23 +900,23 @@ def _refine_pass(
     )
     # the near side (where the top meets its own side band) tells where the top is, not how big it
     # is: its edge lies at an unknown offset (side colour, shading), a fourth unknown per cell
+    # per-stack corrections of where each side's edges are expected (medians over a side: a
+    # single direction's measure is too noisy)
+    far_off = np.zeros(n_c)
+    near_off = np.zeros(n_c)
     if frac is not None:
-        # per stack (a single direction's share is too noisy): the median over its far side
-        f_far = np.where(far, frac, np.nan)
-        seen = np.isfinite(f_far).any(axis=1)
-        f_far[~seen] = params.flank_fraction_ref
-        f_cell = np.nanmedian(f_far, axis=1)
-        s0 = s0 + np.where(far, params.flank_gain_px * (f_cell - params.flank_fraction_ref)[:, None], 0.0)
+        far_off += params.flank_gain_px * (
+            _side_median(frac, far, params.flank_fraction_ref) - params.flank_fraction_ref
+        )
     if dark_depth is not None and params.near_depth_gain_px != 0:
-        d_near = np.where(far, np.nan, dark_depth)
-        seen = np.isfinite(d_near).any(axis=1)
-        d_near[~seen] = params.near_depth_ref
-        d_cell = np.nanmedian(d_near, axis=1)
-        s0 = s0 + np.where(far, 0.0, params.near_depth_gain_px * (d_cell - params.near_depth_ref)[:, None])
-    if saturated is not None and params.saturated_near_offset_px != 0:
-        s0 = s0 + np.where(far, 0.0, params.saturated_near_offset_px * saturated[:, None])
-    if saturated is not None and glare is not None and params.saturated_near_glare_gain_px != 0:
-        s0 = s0 + np.where(far, 0.0, (params.saturated_near_glare_gain_px / 100.0 * glare * saturated)[:, None])
+        near_off += params.near_depth_gain_px * (
+            _side_median(dark_depth, ~far, params.near_depth_ref) - params.near_depth_ref
+        )
+    if saturated is not None:
+        near_off += params.saturated_near_offset_px * saturated
+        if glare is not None:
+            near_off += params.saturated_near_glare_gain_px / 100.0 * glare * saturated
+    s0 = s0 + np.where(far, far_off[:, None], near_off[:, None])
     use = np.where(far, 1.0, params.near_side_weight)
     a = np.stack([ds, shift_dir[..., 0], shift_dir[..., 1], (~far).astype(np.float64)], axis=-1)
     n_u = 4
