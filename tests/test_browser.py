@@ -353,11 +353,13 @@ def test_controls_ask_spectators_for_the_pin(browser: Any, tmp_path: Path,
     from waitress import create_server
 
     from web.app import create_app
+    from web.server import stop_server
 
     service = make_service(tmp_path / "pin.sqlite").start()
     app = create_app({"REQUIRE_PIN": True, "PIN": "4821"}, service=service)
     server = create_server(app, host="127.0.0.1", port=0, threads=8)
-    threading.Thread(target=server.run, daemon=True).start()
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
     guarded = Target(f"http://127.0.0.1:{server.effective_port}")
     try:
         page = open_page(browser, guarded, "/", PHONE, page_errors)
@@ -381,7 +383,7 @@ def test_controls_ask_spectators_for_the_pin(browser: Any, tmp_path: Path,
         assert not page_errors
         page.context.close()
     finally:
-        server.close()
+        stop_server(server, join=thread)
         service.stop()
 
 

@@ -42,6 +42,10 @@ def _serve(db: Path, port: int, log_file: Path) -> subprocess.Popen:
         )
 
 
+def log_text(log_file: Path) -> str:
+    return log_file.read_text(errors="replace")[-3000:]
+
+
 def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen, log_file: Path):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -51,7 +55,7 @@ def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen, log_file
         if proc.poll() is not None:
             break
         time.sleep(0.5)
-    pytest.fail(f"timed out waiting for {what}; server output:\n{log_file.read_text()[-3000:]}")
+    pytest.fail(f"timed out waiting for {what}; server output:\n{log_text(log_file)}")
 
 
 @pytest.mark.slow
@@ -87,8 +91,9 @@ def test_killed_serve_resumes_the_open_match(tmp_path: Path) -> None:
         expected_discs = len(before["position"]["discs"])
         assert len(after["position"]["discs"]) >= expected_discs - 2  # removals may have landed
     finally:
-        os.kill(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
+        os.kill(proc.pid, signal.SIGTERM)  # `systemctl stop`: a clean stop
+        assert proc.wait(timeout=20) == 0, log_text(out)
+    assert "match log is closed" in log_text(out)
     log = MatchLog(db)
     events = [(e.seq, e.type, dict(e.payload)) for e in log.events(match_id)]
     assert events[: len(committed)] == committed  # nothing lost, nothing rewritten

@@ -41,12 +41,23 @@ def test_mjpeg_stream_delivers_live_frames_in_order() -> None:
 
 
 def test_a_slow_reader_gets_the_newest_frame_not_a_stale_one() -> None:
-    with MjpegServer(render_frame, fps=50) as server, open_source(server.stream_url) as source:
-        source.read()
-        time.sleep(0.4)  # ~20 frames go by
+    """A consumer busy for many frame times gets the last frame sent, never the next in a queue.
+
+    The stream stops after a known last frame, so the newest frame is known exactly and the
+    check does not depend on how the machine schedules the server and the grabber threads.
+    """
+    last = 29
+    with MjpegServer(render_frame, fps=50, max_frames=last + 1) as server, \
+            open_source(server.stream_url) as source:
+        first = frame_index_of(source.read().image, range(400))
+        deadline = time.monotonic() + 10.0
+        while server.frames_sent <= last and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert server.frames_sent == last + 1, "the server did not send its frames in 10 s"
+        time.sleep(0.5)  # the slow consumer is still busy; the grabber keeps only the newest
         late = frame_index_of(source.read().image, range(400))
-        sent = server.frames_sent
-    assert late >= sent - 10, f"got frame {late}, the server had sent {sent}"
+    assert first < last
+    assert late == last, f"got frame {late} after frame {first}; the newest was {last}"
 
 
 def test_dropped_stream_is_lost() -> None:

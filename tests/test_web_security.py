@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from web_support import make_service, observable
 
 from web.app import create_app
-from web.server import app_for, is_loopback, make_server
+from web.server import app_for, is_loopback, make_server, stop_server
 from web.service_access import to_jsonable
 
 HOST = "referee.local:8000"
@@ -136,8 +136,8 @@ def test_server_listens_on_loopback(service: Any) -> None:
             assert response.headers["Server"] == "tabletop-referee"
             assert response.read() == b'{"require_pin":false,"owner":true}\n'
     finally:
-        server.close()
-        thread.join(5)
+        stop_server(server, join=thread)
+    assert not server._map, "sockets left open after the stop"
 
 
 def test_a_taken_port_is_a_clear_error(service: Any) -> None:

@@ -6,6 +6,7 @@ import ipaddress
 import secrets
 import socket
 import sys
+import threading
 from typing import Any
 
 from web.errors import ServerStartError
@@ -40,7 +41,8 @@ def app_for(service: Any, *, host: str, pin: str | None = None) -> Any:
 
 def make_server(service: Any, *, host: str = "127.0.0.1", port: int = 8000,
                 pin: str | None = None, threads: int = DEFAULT_THREADS) -> Any:
-    """A bound waitress server for `service` (call `.run()`, stop with `.close()`)."""
+    """A bound waitress server for `service`: call `.run()`; from another thread stop it with
+    `stop_server`."""
     from waitress import create_server
 
     app = app_for(service, host=host, pin=pin)
@@ -51,6 +53,27 @@ def make_server(service: Any, *, host: str = "127.0.0.1", port: int = 8000,
         raise ServerStartError(
             f"cannot listen on {host}:{port}: {exc.strerror or exc} "
             "(another referee running? choose another --port)") from exc
+
+
+def stop_server(server: Any, *, join: threading.Thread | None = None,
+                timeout_s: float = 5.0) -> None:
+    """Stop a waitress server whose `.run()` loop runs on another thread.
+
+    Closing its sockets from outside races the loop's `select()` (a closed descriptor, EBADF):
+    the close is handed to the loop thread through waitress's trigger instead, which then ends
+    the loop (its map is empty) and the worker threads. `join`, when given, is that thread.
+    """
+    from waitress import wasyncore
+
+    def close_in_loop() -> None:
+        wasyncore.close_all(server._map)
+        server.task_dispatcher.shutdown()
+
+    server.trigger.pull_trigger(close_in_loop)
+    if join is not None:
+        join.join(timeout_s)
+        if join.is_alive():
+            raise TimeoutError(f"the server thread did not stop within {timeout_s:g} s")
 
 
 def serve(service: Any, *, host: str = "127.0.0.1", port: int = 8000,

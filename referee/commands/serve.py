@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
+import signal
 import sys
+import threading
 from typing import Any
 
 from referee.commands._common import (
@@ -15,6 +16,7 @@ from referee.commands._common import (
     open_log,
     say,
 )
+from web.server import is_loopback
 
 
 def add_server_options(parser: argparse.ArgumentParser, *, default_port: int = 8000) -> None:
@@ -43,15 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-fps", type=float, default=8.0)
 
 
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return host == "localhost"
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def check_pin(host: str, pin: str | None) -> None:
     if not is_loopback(host) and not pin:
         raise SystemExit(
@@ -70,10 +63,21 @@ def auto_source() -> str:
     return "webcam:0"
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (`systemctl stop`, `kill`), raised in the main thread to stop like Ctrl-C."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def run_service(service: Any, args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C or SIGTERM; either stops the loop, closes the camera and the log, exit 0."""
     from web.errors import ServerStartError
     from web.server import serve
 
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     service.start()
     try:
         serve(service, host=args.host, port=args.port, pin=args.pin)
@@ -85,6 +89,9 @@ def run_service(service: Any, args: argparse.Namespace) -> int:
     finally:
         service.stop()
         service.log.close()
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+    print("referee: stopped; the match log is closed", file=sys.stderr, flush=True)
     return 0
 
 
