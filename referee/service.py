@@ -29,6 +29,9 @@ from referee.loop import LoopSettings, Referee
 GAMES = ("dition", "domination")
 DEFAULT_PLAYERS = {"dition": ("black", "white"), "domination": ("G", "R")}
 DEFAULT_SETTINGS = LoopSettings()
+#: how long `stop` waits for the frame thread: longer than a camera read's own 5 s timeout plus a
+#: verdict; the simulated table's first frame alone takes seconds on a busy machine
+STOP_TIMEOUT_S = 10.0
 SourceFactory = Callable[[int], Any]  # (restart number) -> FrameSource
 
 
@@ -192,14 +195,23 @@ class RefereeService:
             self._thread.start()
         return self
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: float = STOP_TIMEOUT_S) -> bool:
+        """Stop the frame thread; the step in progress (a source read, a verdict) ends first.
+
+        Returns False if the thread still runs after `timeout` s (a camera stuck in its driver):
+        the source then stays with that thread and is never closed under a read in progress.
+        """
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        stopped = thread is None or not thread.is_alive()
+        if stopped:
             self._thread = None
-        self._close_source()
+            self._close_source()
         for sub in list(self._subs):
             sub.close()
+        return stopped
 
     def _close_source(self) -> None:
         if self._source is not None:

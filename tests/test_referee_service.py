@@ -5,8 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from hardware import Frame
 from referee.errors import CommandError
 from referee.log import MatchLog
 from referee.service import RefereeService
@@ -99,3 +101,54 @@ def test_not_resuming_closes_the_open_match_as_abandoned(tmp_path: Path) -> None
     record = service.log.match(old)
     assert record.ended_at is not None and record.result["reason"] == "abandoned"
     assert service.log.events(old)[-1].type == "end"
+
+
+class _SlowCamera:
+    """A camera whose every read takes `read_s` (a driver waiting for the sensor); it notes
+    whether it was ever closed while a read was in progress."""
+
+    def __init__(self, read_s: float) -> None:
+        import threading
+
+        self.read_s = read_s
+        self.reading = threading.Event()
+        self.closed = False
+        self.closed_during_read = False
+
+    def read(self) -> Frame:
+        self.reading.set()
+        time.sleep(self.read_s)
+        self.reading.clear()
+        return Frame(np.full((480, 640, 3), 90, np.uint8), time.monotonic(), 0)
+
+    def close(self) -> None:
+        self.closed_during_read = self.closed_during_read or self.reading.is_set()
+        self.closed = True
+
+
+def _slow_service(db: Path, camera: _SlowCamera) -> RefereeService:
+    service = RefereeService(MatchLog(db), lambda restart: camera, game="dition",
+                             source_spec="slow")
+    service.start()
+    assert camera.reading.wait(10), "the frame thread never read"
+    return service
+
+
+def test_stop_waits_for_the_read_in_progress_then_closes_the_camera(tmp_path: Path) -> None:
+    camera = _SlowCamera(read_s=0.8)
+    service = _slow_service(tmp_path / "db.sqlite", camera)
+    start = time.monotonic()
+    assert service.stop() is True
+    assert camera.closed and not camera.closed_during_read
+    assert time.monotonic() - start < 5.0
+    service.log.close()
+
+
+def test_a_stop_that_times_out_leaves_the_camera_to_its_thread(tmp_path: Path) -> None:
+    camera = _SlowCamera(read_s=1.5)
+    service = _slow_service(tmp_path / "db.sqlite", camera)
+    assert service.stop(timeout=0.1) is False  # the read goes on: never closed under it
+    assert not camera.closed
+    assert service.stop(timeout=10) is True  # once the read returns, the thread ends
+    assert camera.closed and not camera.closed_during_read
+    service.log.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -73,26 +74,37 @@ def _raise_terminated(signum: int, frame: object) -> None:
 
 def run_service(service: Any, args: argparse.Namespace) -> int:
     """Serve until Ctrl-C or SIGTERM; either stops the loop, closes the camera and the log, exit 0."""
+    from referee.service import STOP_TIMEOUT_S
     from web.errors import ServerStartError
     from web.server import serve
 
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
+    status = 0
     service.start()
     try:
         serve(service, host=args.host, port=args.port, pin=args.pin)
     except ServerStartError as exc:
         print(f"referee: {exc}", file=sys.stderr)
-        return 1
+        status = 1
     except KeyboardInterrupt:
         pass
     finally:
-        service.stop()
-        service.log.close()
+        stopped = service.stop()
+        if stopped:
+            service.log.close()
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
+    if not stopped:
+        # A thread stuck in a camera driver cannot be interrupted, and letting the interpreter
+        # shut down under it aborts in native code. Every committed event is already on disk.
+        print(f"referee: the frame thread did not stop within {STOP_TIMEOUT_S:g} s (a camera "
+              "stuck in its driver?); exiting without it, the match log keeps every committed "
+              "event", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(1)
     print("referee: stopped; the match log is closed", file=sys.stderr, flush=True)
-    return 0
+    return status
 
 
 def run(args: argparse.Namespace) -> int:
