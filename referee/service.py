@@ -209,9 +209,13 @@ class RefereeService:
         if stopped:
             self._thread = None
             self._close_source()
+        self.end_streams()
+        return stopped
+
+    def end_streams(self) -> None:
+        """End every open event stream (the pages reconnect on their own); never blocks."""
         for sub in list(self._subs):
             sub.close()
-        return stopped
 
     def _close_source(self) -> None:
         if self._source is not None:

@@ -84,16 +84,23 @@ def test_killed_serve_resumes_the_open_match(tmp_path: Path) -> None:
 
     port2 = _free_port()
     proc = _serve(db, port2, out)
+    page = None
     try:
         after = _wait(lambda: _state(port2), 120, "the restarted server", proc, out)
         assert after["match_id"] == match_id
         assert after["game"] == "dition"
         expected_discs = len(before["position"]["discs"])
         assert len(after["position"]["discs"]) >= expected_discs - 2  # removals may have landed
+        # a page stays open while the service stops: its event stream must not hold the stop up
+        page = urllib.request.urlopen(f"http://127.0.0.1:{port2}/api/events", timeout=10)
+        assert any(page.readline().startswith(b"event: state") for _ in range(5))
     finally:
-        os.kill(proc.pid, signal.SIGTERM)  # `systemctl stop`: a clean stop
+        os.kill(proc.pid, signal.SIGTERM)  # `kill`, a container stop: a clean stop
         assert proc.wait(timeout=20) == 0, log_text(out)
+        if page is not None:
+            page.close()
     assert "match log is closed" in log_text(out)
+    assert "still running" not in log_text(out)  # the web server's workers all ended
     log = MatchLog(db)
     events = [(e.seq, e.type, dict(e.payload)) for e in log.events(match_id)]
     assert events[: len(committed)] == committed  # nothing lost, nothing rewritten

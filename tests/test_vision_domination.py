@@ -242,10 +242,15 @@ def test_outline_position_does_not_jump_between_the_flanks_of_a_rim_line() -> No
     whatever lies outside (colour B), blurred: depending on the contrasts the innermost edge is
     the rim's inner flank or the outer step, about 1-2 px apart. The outline position taken from
     the profile (the centroid of the edge strength 2.5 px either side of the innermost edge) must
-    stay within +-1.2 px of the rim line's middle whichever it is (measured on 20000 random
-    profiles: -1.08 to +1.02 px; hypothesis found +1.14 at the weakest contrast allowed, a rim
-    line's inner flank just under the edge floor; the innermost edge's own peak reaches -1.95,
-    the previous window, 1 px before to 2.5 px after it, +1.4)."""
+    stay near the rim line's middle whichever it is; the alternatives it replaced strayed to
+    -1.95 px (the innermost edge's own peak) and +1.4 px (a window 1 px before to 2.5 px after).
+
+    How near depends on how visible the outline is after the blur: its largest colour change
+    across 2 px of the noise-free profile. From 40 levels (4x the reader's edge floor) it stays
+    within +-1.2 px (120 000 profiles near the weak end: at most 1.12 px); weaker outlines, down to
+    20 levels, are still always found, within +-1.4 px (at most 1.29 px: the 1-level noise moves
+    a weak edge's centroid further). Below 20 levels an outline is too close to the floor to be
+    promised (hypothesis found a 1 px rim line blurred to 12 levels, rightly not taken)."""
     from hypothesis import assume, given, settings
     from hypothesis import strategies as st
     from scipy.special import ndtr
@@ -263,18 +268,20 @@ def test_outline_position_does_not_jump_between_the_flanks_of_a_rim_line() -> No
     def check(top: tuple[float, ...], outside: tuple[float, ...], rim: float, blur_px: float,
               outline_px: float, seed: int) -> None:
         a, b = np.asarray(top), np.asarray(outside)
-        # an outline to speak of: a colour step or a rim line of at least 40 levels
-        assume(max(np.linalg.norm(a - b), (1 - rim) * np.linalg.norm(a)) >= 40)
         f_in = ndtr((outline_px - 1.0 - s) / blur_px)
         f_out = ndtr((s - outline_px) / blur_px)
-        prof = f_in[:, None] * a + (1 - f_in - f_out)[:, None] * rim * a + f_out[:, None] * b
-        prof += np.random.default_rng(seed).normal(0.0, 1.0, prof.shape)
+        clean = f_in[:, None] * a + (1 - f_in - f_out)[:, None] * rim * a + f_out[:, None] * b
+        across_2px = round(2.0 / step)
+        visible = np.linalg.norm(clean[across_2px:] - clean[:-across_2px], axis=1).max()
+        assume(visible >= 20.0)  # an outline to speak of
+        prof = clean + np.random.default_rng(seed).normal(0.0, 1.0, clean.shape)
         edge, s_edge0 = _edge_profiles(prof[None, None], np.array([[s[0]]]), step)
         pos, strength = _outline_candidates(edge, s_edge0, params)
         found = pos[0, 0][np.isfinite(pos[0, 0])]
         assert found.size == 1 and 0 < strength.max() <= 1.0 + 1e-9
         # the rim line spans [outline - 1, outline]; blur spreads it by about a pixel
-        assert abs(found[0] - (outline_px - 0.5)) <= 1.2, (found[0], outline_px)
+        tolerance_px = 1.2 if visible >= 40.0 else 1.4
+        assert abs(found[0] - (outline_px - 0.5)) <= tolerance_px, (found[0], outline_px, visible)
 
     check()
 

@@ -56,24 +56,23 @@ def make_server(service: Any, *, host: str = "127.0.0.1", port: int = 8000,
 
 
 def stop_server(server: Any, *, join: threading.Thread | None = None,
-                timeout_s: float = 5.0) -> None:
+                timeout_s: float = 10.0) -> None:
     """Stop a waitress server whose `.run()` loop runs on another thread.
 
     Closing its sockets from outside races the loop's `select()` (a closed descriptor, EBADF):
-    the close is handed to the loop thread through waitress's trigger instead, which then ends
-    the loop (its map is empty) and the worker threads. `join`, when given, is that thread.
+    the close is handed to the loop thread through waitress's trigger instead, which ends the
+    loop (its map is empty). `join`, when given, is that thread: it is waited for, then the
+    worker threads are told to stop. A worker still streaming events ends at its next write
+    (its socket is closed); it is a daemon thread and is not waited for.
     """
     from waitress import wasyncore
 
-    def close_in_loop() -> None:
-        wasyncore.close_all(server._map)
-        server.task_dispatcher.shutdown()
-
-    server.trigger.pull_trigger(close_in_loop)
+    server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
     if join is not None:
         join.join(timeout_s)
         if join.is_alive():
             raise TimeoutError(f"the server thread did not stop within {timeout_s:g} s")
+    server.task_dispatcher.set_thread_count(0)  # the idle workers leave; nothing waits for them
 
 
 def serve(service: Any, *, host: str = "127.0.0.1", port: int = 8000,

@@ -65,11 +65,21 @@ def auto_source() -> str:
 
 
 class _Terminated(KeyboardInterrupt):
-    """SIGTERM (`systemctl stop`, `kill`), raised in the main thread to stop like Ctrl-C."""
+    """SIGTERM (`kill`, a container stop), raised in the main thread to stop like Ctrl-C."""
 
 
-def _raise_terminated(signum: int, frame: object) -> None:
-    raise _Terminated
+def _stop_signals(service: Any) -> dict[int, Any]:
+    """Ctrl-C and SIGTERM end the pages' event streams first, then interrupt the server.
+
+    The web server waits for its worker threads when it stops, and a worker streaming events to
+    an open page would otherwise sit out its keep-alive wait. Returns the previous handlers.
+    """
+    def on_signal(signum: int, frame: object) -> None:
+        service.end_streams()
+        raise _Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+    return {signum: signal.signal(signum, on_signal)
+            for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
 def run_service(service: Any, args: argparse.Namespace) -> int:
@@ -79,7 +89,7 @@ def run_service(service: Any, args: argparse.Namespace) -> int:
     from web.server import serve
 
     in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
+    previous = _stop_signals(service) if in_main_thread else {}
     status = 0
     service.start()
     try:
@@ -93,8 +103,8 @@ def run_service(service: Any, args: argparse.Namespace) -> int:
         stopped = service.stop()
         if stopped:
             service.log.close()
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     if not stopped:
         # A thread stuck in a camera driver cannot be interrupted, and letting the interpreter
         # shut down under it aborts in native code. Every committed event is already on disk.
