@@ -172,38 +172,26 @@ def test_bad_inputs_give_clear_errors(scenes: list[Scene]) -> None:
         read_tops(scene.image, board, colours={".": (60, 160, 40)})
     with pytest.raises(ValueError, match="unknown TopsParams keys: colour_radius"):
         TopsParams.from_dict({"colour_radius": 0.5})
-    with pytest.raises(ValueError, match="disc_thickness"):
-        TopsParams(disc_thickness=0.0)
-    with pytest.raises(ValueError, match="near_darkening"):
-        TopsParams(near_darkening=1.5)
-    with pytest.raises(ValueError, match="refine_passes"):
-        TopsParams(refine_passes=0)
-    with pytest.raises(ValueError, match="edge_strength_power"):
-        TopsParams(edge_strength_power=-1.0)
-    with pytest.raises(ValueError, match="coarse_direction_step"):
-        TopsParams(n_directions=16, coarse_direction_step=3)
-    with pytest.raises(ValueError, match="frame_offset_sigma_px"):
-        TopsParams(frame_offset_sigma_px=-0.1)
-    with pytest.raises(ValueError, match="flank_fraction_ref"):
-        TopsParams(flank_fraction_ref=1.0)
-    with pytest.raises(ValueError, match="candidate_top_fraction"):
-        TopsParams(candidate_top_fraction=-0.1)
-    with pytest.raises(ValueError, match="frame_near_offset_sigma_px"):
-        TopsParams(frame_near_offset_sigma_px=-0.1)
-    with pytest.raises(ValueError, match="near_depth_gain_px"):
-        TopsParams(near_depth_gain_px=6.0)
-    with pytest.raises(ValueError, match="near_depth_reach_px"):
-        TopsParams(near_depth_reach_px=0.0)
-    with pytest.raises(ValueError, match="saturation_level"):
-        TopsParams(saturation_level=300.0)
-    with pytest.raises(ValueError, match="near_reference_near_px"):
-        TopsParams(near_reference_near_px=6.0)
-    with pytest.raises(ValueError, match="glare_min"):
-        TopsParams(glare_min=-1.0)
-    with pytest.raises(ValueError, match="saturated_min_channels"):
-        TopsParams(saturated_min_channels=4)
-    with pytest.raises(ValueError, match="saturated_near_glare_gain_px"):
-        TopsParams(saturated_near_glare_gain_px=9.0)
+    for fields, match in [  # each out of its range: the error names the field
+        ({"disc_thickness": 0.0}, "disc_thickness"),
+        ({"near_darkening": 1.5}, "near_darkening"),
+        ({"refine_passes": 0}, "refine_passes"),
+        ({"edge_strength_power": -1.0}, "edge_strength_power"),
+        ({"n_directions": 16, "coarse_direction_step": 3}, "coarse_direction_step"),
+        ({"frame_offset_sigma_px": -0.1}, "frame_offset_sigma_px"),
+        ({"flank_fraction_ref": 1.0}, "flank_fraction_ref"),
+        ({"candidate_top_fraction": -0.1}, "candidate_top_fraction"),
+        ({"frame_near_offset_sigma_px": -0.1}, "frame_near_offset_sigma_px"),
+        ({"near_depth_gain_px": 6.0}, "near_depth_gain_px"),
+        ({"near_depth_reach_px": 0.0}, "near_depth_reach_px"),
+        ({"saturation_level": 300.0}, "saturation_level"),
+        ({"near_reference_near_px": 6.0}, "near_reference_near_px"),
+        ({"glare_min": -1.0}, "glare_min"),
+        ({"saturated_min_channels": 4}, "saturated_min_channels"),
+        ({"saturated_near_glare_gain_px": 9.0}, "saturated_near_glare_gain_px"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            TopsParams(**fields)
     with pytest.raises(InvalidIntrinsicsError, match="1640x1232"):
         read_tops(scene.image[:600, :800].copy(), board, intrinsics=scene.intrinsics)
     mirrored = fit_from_corners(scene.corners_px[::-1].copy(), "domination")

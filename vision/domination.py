@@ -671,11 +671,11 @@ def _darkening_crossings(
         sub = np.flatnonzero(glare)
         rel[sub] -= (glare[sub] * unit[sub].sum(axis=1))[:, None, None]  # (colour - glare) . unit
     dark = 1.0 - (rel[:, :, :-2] + 2 * rel[:, :, 1:-1] + rel[:, :, 2:]) * 0.25  # (C, J, S-2)
+    n_d = dark.shape[2]
     over = dark >= fraction
     i1 = np.argmax(over, axis=2)
     if local_ref is not None and local is not None and local.any():
         sub = np.flatnonzero(local)
-        n_d = dark.shape[2]
         a_i, b_i = round(local_ref[0] / step), round(local_ref[1] / step)
         d_sub, i_sub = dark[sub], i1[sub]
         win = np.clip(i_sub[..., None] - np.arange(b_i, a_i + 1), 0, n_d - 1)
@@ -692,7 +692,6 @@ def _darkening_crossings(
     d0 = np.take_along_axis(dark, (i1c - 1)[..., None], 2)[..., 0]
     frac = np.clip((fraction - d0) / np.maximum(d1 - d0, 1e-6), 0.0, 1.0)
     pos = s_lo + step * (i1c - 1 + frac + 1)  # +1: the smoothed profile starts one sample in
-    n_d = dark.shape[2]
     win = np.clip(i1c[..., None] + np.arange(0, max(1, round(reach_px / step)) + 1), 0, n_d - 1)
     depth = np.take_along_axis(dark, win, 2).max(axis=-1)
     return np.where(found, pos, np.inf), np.where(found, depth, np.nan)
