@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -108,8 +109,6 @@ class _SlowCamera:
     whether it was ever closed while a read was in progress."""
 
     def __init__(self, read_s: float) -> None:
-        import threading
-
         self.read_s = read_s
         self.reading = threading.Event()
         self.closed = False

@@ -64,19 +64,16 @@ def auto_source() -> str:
     return "webcam:0"
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM (`kill`, a container stop), raised in the main thread to stop like Ctrl-C."""
-
-
 def _stop_signals(service: Any) -> dict[int, Any]:
-    """Ctrl-C and SIGTERM end the pages' event streams first, then interrupt the server.
+    """Ctrl-C and SIGTERM (`kill`, a container stop) end the pages' event streams first, then
+    interrupt the server in the main thread (KeyboardInterrupt for both).
 
     The web server waits for its worker threads when it stops, and a worker streaming events to
     an open page would otherwise sit out its keep-alive wait. Returns the previous handlers.
     """
     def on_signal(signum: int, frame: object) -> None:
         service.end_streams()
-        raise _Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+        raise KeyboardInterrupt
 
     return {signum: signal.signal(signum, on_signal)
             for signum in (signal.SIGINT, signal.SIGTERM)}
