@@ -51,10 +51,11 @@ from hardware.sim.camera import random_camera
 from hardware.sim.options import RenderOptions
 from hardware.sim.positions import random_discs
 from hardware.sim.render import SimDisc, render_dition
-from vision.board import BoardParams, find_board
+from vision.board import find_board
 from vision.camera import Intrinsics
 from vision.dition import detect_discs
 from vision.errors import BoardNotFoundError
+from vision.geometry import BoardParams
 
 MODES = ("corners+K", "corners", "aruco+K", "lines+K", "lines",
          "corners~D", "corners~L", "aruco~D", "aruco~L", "lines~D", "lines~L", "corners~N")

@@ -30,11 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hardware.sim import RenderOptions, random_camera, render_domination
 from hardware.sim.layout import DOMINATION_COLOURS, playable_cells
-from vision.board import find_board, fit_from_corners
+from vision.board import find_board
 from vision.camera import Intrinsics
 from vision.domination import CELLS, read_tops
 from vision.domination_board import find_domination_board
 from vision.errors import VisionError
+from vision.geometry import fit_from_corners
 
 
 def random_stacks(rng: np.random.Generator) -> dict[str, str]:
@@ -75,8 +76,8 @@ class Score:
 def _draw_reading(image, board, reading, intr, stacks, path: Path) -> None:  # type: ignore[no-untyped-def]
     """The reading drawn over the frame: each cell's read top letter and height at the cell,
     a red box where either is wrong; cropped to the board and scaled for the README."""
-    from vision.board import board_to_image
     from vision.domination import cell_centre_board
+    from vision.geometry import board_to_image
 
     vis = image.copy()
     for cell in CELLS:

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from vision.board import BoardFit, BoardParams
     from vision.camera import Intrinsics
+    from vision.geometry import BoardFit, BoardParams
 
 GAMES = ("dition", "domination")
 
@@ -79,7 +79,7 @@ class BoardCalibration:
         """The vision stages' view of this calibration."""
         import numpy as np
 
-        from vision.board import BoardFit
+        from vision.geometry import BoardFit
 
         H = np.asarray(self.H_image_to_board, np.float64)
         H_inv = np.linalg.inv(H)
@@ -153,8 +153,9 @@ def calibrate_board(
     are found (see `_prefer_lines`)."""
     import numpy as np
 
-    from vision.board import BoardParams, find_board
+    from vision.board import find_board
     from vision.errors import VisionError
+    from vision.geometry import BoardParams
 
     if game not in GAMES:
         raise BoardCalibrationError(f"unknown game {game!r}: expected one of {', '.join(GAMES)}")
@@ -222,7 +223,8 @@ def _pose(frame: npt.NDArray[np.uint8], fit: BoardFit,
     import cv2
     import numpy as np
 
-    from vision.board import board_corners_board, detect_aruco_markers
+    from vision.aruco import detect_aruco_markers
+    from vision.geometry import board_corners_board
     from vision.markers import layout_for
 
     obj = [board_corners_board(fit.game)]
@@ -263,8 +265,9 @@ def check_board(
     more than `tolerance_px` (recalibrate the board)."""
     import numpy as np
 
-    from vision.board import BoardParams, find_board
+    from vision.board import find_board
     from vision.errors import VisionError
+    from vision.geometry import BoardParams
 
     _check_frame_array(frame)
     try:

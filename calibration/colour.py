@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from vision.board import BoardFit
     from vision.camera import Intrinsics
+    from vision.geometry import BoardFit
 
 Bgr = tuple[int, int, int]
 GAMES = ("dition", "domination")
@@ -242,7 +242,7 @@ def sample_pieces(
     (the pieces' centres on the board)."""
     import numpy as np
 
-    from vision.board import board_to_image
+    from vision.geometry import board_to_image
 
     if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3:
         raise ColourSampleError("colours are sampled from a BGR frame (H, W, 3)")

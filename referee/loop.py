@@ -24,6 +24,7 @@ from referee.log import MatchLog
 from referee.matching import SeenDisc, diff_discs
 from vision import board as vboard
 from vision.errors import VisionError
+from vision.geometry import fit_from_corners
 
 SNAPSHOT_EVENTS = {"move", "illegal", "end", "answer", "question", "warning", "start", "resolved"}
 
@@ -247,7 +248,7 @@ class Referee:
             best = min(range(4), key=lambda k: float(np.linalg.norm(
                 np.roll(corners, -k, axis=0) - previous.corners_px)))
             if best:
-                board = vboard.fit_from_corners(np.roll(corners, -best, axis=0), "domination",
+                board = fit_from_corners(np.roll(corners, -best, axis=0), "domination",
                                                 self.intrinsics)
         self.board = board
         shift = float(np.max(np.linalg.norm(board.corners_px - previous.corners_px, axis=1)))

@@ -13,8 +13,8 @@ from calibration.errors import (
     MalformedCalibrationError,
 )
 from hardware.sim import RenderOptions, SimDisc, look_at_board, render_dition, render_domination
-from vision.board import apply_homography
 from vision.camera import Intrinsics
+from vision.geometry import apply_homography
 
 SIZE = (1640, 1232)
 LENS = np.array([-0.11, 0.06, 0.0012, -0.0009, 0.0])
@@ -51,7 +51,7 @@ def test_pose_from_markers_matches_the_true_camera(dition_scene) -> None:
 def test_two_markers_out_of_view_fall_back_on_the_drawn_squares() -> None:
     """Markers 0 and 1 leave the picture: two markers would extrapolate over the board, the
     drawn squares span it."""
-    from vision.board import detect_aruco_markers
+    from vision.aruco import detect_aruco_markers
 
     cam = look_at_board("dition", image_size=SIZE, focal_px=1359.3, height_units=26.0,
                         tilt_deg=18, tilt_azimuth_deg=-90, distortion=LENS)

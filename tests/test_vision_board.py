@@ -9,23 +9,22 @@ from hypothesis import strategies as st
 
 from hardware.sim import RenderOptions, SimDisc, look_at_board, random_camera, render_dition
 from hardware.sim.layout import MARKER_QUIET_ZONE, MARKERS
-from vision.board import (
-    BoardParams,
-    apply_homography,
-    board_moved,
-    board_to_image,
-    find_board,
-    fit_from_corners,
-    homography_from_corners,
-    image_to_board,
-    rectify,
-)
+from vision.board import board_moved, find_board
 from vision.camera import Intrinsics
 from vision.errors import (
     BoardNotFoundError,
     InvalidCornersError,
     InvalidIntrinsicsError,
     VisionError,
+)
+from vision.geometry import (
+    BoardParams,
+    apply_homography,
+    board_to_image,
+    fit_from_corners,
+    homography_from_corners,
+    image_to_board,
+    rectify,
 )
 from vision.markers import DITION_MARKERS, DOMINATION_MARKERS, QUIET_ZONE_FRACTION, layout_for
 
@@ -237,7 +236,7 @@ def test_domination_board_from_markers_and_from_its_cells(rng: np.random.Generat
 
 
 def test_lookup_table_mapping_matches_the_exact_one(rng: np.random.Generator) -> None:
-    from vision.board import board_to_image_lookup
+    from vision.geometry import board_to_image_lookup
 
     cam = random_camera(rng, "dition")
     k = _intrinsics(cam)

@@ -12,9 +12,10 @@ from scipy.spatial import cKDTree
 
 from hardware.sim import RenderOptions, SimDisc, look_at_board, random_camera, render_dition
 from hardware.sim import random_discs as sim_random_discs
-from vision.board import BoardParams, find_board
+from vision.board import find_board
 from vision.camera import Intrinsics
-from vision.dition import DiscParams, DiscReading, camera_geometry, detect_discs
+from vision.dition import DiscParams, DiscReading, detect_discs
+from vision.geometry import BoardParams, camera_geometry
 
 #: tolerances of the issue (board units): median and worst centre error on a frame
 MEDIAN_TOL = 0.02

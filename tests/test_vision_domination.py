@@ -10,7 +10,6 @@ import pytest
 from hardware.sim import RenderOptions, look_at_board, random_camera, render_domination
 from hardware.sim.layout import CUT_CELLS as SIM_CUT_CELLS
 from hardware.sim.layout import playable_cells
-from vision.board import fit_from_corners
 from vision.camera import Intrinsics
 from vision.domination import (
     CELLS,
@@ -28,6 +27,7 @@ from vision.errors import (
     InvalidIntrinsicsError,
     VisionError,
 )
+from vision.geometry import fit_from_corners
 
 
 def _stacks(rng: np.random.Generator, letters: str, fill: float) -> dict[str, str]:

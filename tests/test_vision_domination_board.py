@@ -7,7 +7,7 @@ import pytest
 
 from hardware.sim import RenderOptions, random_camera, render_domination
 from hardware.sim.layout import playable_cells
-from vision.board import BoardFit, apply_homography, find_board, fit_from_corners
+from vision.board import find_board
 from vision.camera import Intrinsics
 from vision.domination import CELLS, cell_centre_board, read_tops
 from vision.domination_board import (
@@ -17,6 +17,7 @@ from vision.domination_board import (
     track_domination_board,
 )
 from vision.errors import BoardNotFoundError, InvalidImageError
+from vision.geometry import BoardFit, apply_homography, fit_from_corners
 
 
 def _corner_error_px(found: np.ndarray, truth: np.ndarray) -> tuple[float, int]:

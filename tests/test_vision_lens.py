@@ -15,16 +15,12 @@ from scipy.spatial import cKDTree
 from hardware.sim import RenderOptions, random_camera, render_dition
 from hardware.sim.camera import SimCamera
 from tests.test_vision_dition import random_discs
-from vision.board import BoardParams, board_intrinsics, board_moved, board_to_image, find_board
+from vision.board import board_moved, find_board
 from vision.camera import Intrinsics
 from vision.dition import detect_discs
-from vision.lens import (
-    LensParams,
-    LineSamples,
-    estimate_intrinsics_from_board,
-    fit_lens_to_lines,
-    with_estimated_lens,
-)
+from vision.dition_board import with_estimated_lens
+from vision.geometry import BoardParams, board_intrinsics, board_to_image
+from vision.lens import LensParams, LineSamples, estimate_intrinsics_from_board, fit_lens_to_lines
 
 #: what the estimate must reach on distorted frames without intrinsics (board units = diameters)
 MEDIAN_TOL = 0.01

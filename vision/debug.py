@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from vision.board import DITION_SQUARES, BoardFit, board_to_image
 from vision.camera import Intrinsics
 from vision.dition import DiscReading
+from vision.geometry import DITION_SQUARES, BoardFit, board_to_image
 
 #: BGR colours of the overlay
 OUTLINE_BGR = (0, 200, 255)

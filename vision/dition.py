@@ -52,23 +52,25 @@ from typing import Literal
 
 import numpy as np
 
-from vision.board import (
+from vision.camera import Intrinsics
+from vision.geometry import (
     DITION_SQUARES,
     BoardFit,
+    CameraGeometry,
     board_intrinsics,
     board_to_image,
     board_to_image_maps,
+    camera_geometry,
     check_frame,
     rectify,
 )
-from vision.camera import Intrinsics
 
 Colour = Literal["black", "white"]
 
 #: radii (board units) of the samples across the grey dot's rim and across the disc's rim
 DOT_RADII = np.linspace(0.03, 0.255, 16)
 RIM_RADII = np.linspace(0.34, 0.70, 19)
-#: the cached board -> image table the profile points are looked up in (vision.board)
+#: the cached board -> image table the profile points are looked up in (vision.geometry)
 LOOKUP_SCALE_PX_PER_UNIT = 16.0
 LOOKUP_MARGIN_BOARD = 1.5
 
@@ -181,89 +183,6 @@ class DiscReading:
             "confidence": round(self.confidence, 3),
             "sigma": round(self.sigma_board, 4),
         }
-
-
-# --------------------------------------------------------------------------------------------
-# camera geometry from the homography
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CameraGeometry:
-    """Where the camera is, in the board frame: centre_board (x, y) of its foot point and
-    height_board above the board plane."""
-
-    centre_board: tuple[float, float]
-    height_board: float
-    focal_px: float
-    estimated: bool
-
-    def thickness_shift(self, centres_board: np.ndarray, height: float) -> np.ndarray:
-        """(N, 2) displacement, on the board plane, of a point `height` above each centre."""
-        c = np.asarray(self.centre_board)
-        k = height / max(self.height_board - height, 1e-6)
-        return (np.asarray(centres_board, dtype=np.float64) - c) * k
-
-
-def camera_geometry(
-    board: BoardFit,
-    image_size: tuple[int, int],
-    intrinsics: Intrinsics | None = None,
-    default_hfov_deg: float = 62.2,
-    min_perspective_strength: float = 0.05,
-) -> CameraGeometry:
-    """The camera centre above the board from H_board_to_image (and K when known); the result
-    is cached per board, image size and camera."""
-    return _camera_geometry_cached(board.H_board_to_image.tobytes(), (int(image_size[0]), int(image_size[1])),
-                                   intrinsics, float(default_hfov_deg), float(min_perspective_strength))
-
-
-@functools.lru_cache(maxsize=16)
-def _camera_geometry_cached(
-    H_bytes: bytes,
-    image_size: tuple[int, int],
-    intrinsics: Intrinsics | None,
-    default_hfov_deg: float,
-    min_perspective_strength: float,
-) -> CameraGeometry:
-    w, h = image_size
-    H = np.frombuffer(H_bytes, dtype=np.float64).reshape(3, 3)
-    if intrinsics is not None:
-        K = intrinsics.camera_matrix
-        estimated = False
-    else:
-        cx, cy = (w - 1) / 2.0, (h - 1) / 2.0
-        T = np.array([[1, 0, -cx], [0, 1, -cy], [0, 0, 1.0]])
-        Hc = T @ H
-        h1, h2 = Hc[:, 0], Hc[:, 1]
-        f_default = (w / 2.0) / math.tan(math.radians(default_hfov_deg) / 2)
-        # r1 . r2 = 0 and |r1| = |r2| with K^-1 h = (h_x / f, h_y / f, h_z): two equations
-        # a_i / f^2 + c_i = 0, solved in least squares for x = 1 / f^2
-        a = np.array([h1[0] * h2[0] + h1[1] * h2[1], h1[0] ** 2 + h1[1] ** 2 - h2[0] ** 2 - h2[1] ** 2])
-        c = np.array([h1[2] * h2[2], h1[2] ** 2 - h2[2] ** 2])
-        f = f_default
-        estimated = True
-        aa = float(a @ a)
-        # how strongly the perspective terms speak, relative to the in-plane ones at f_default
-        strength = math.sqrt(float(c @ c)) * f_default**2 / max(math.sqrt(aa), 1e-30)
-        if aa > 1e-30 and strength > min_perspective_strength:
-            x = -float(a @ c) / aa
-            if x > 0 and 0.4 * f_default < 1 / math.sqrt(x) < 2.5 * f_default:
-                f = 1 / math.sqrt(x)
-        K = np.array([[f, 0, cx], [0, f, cy], [0, 0, 1.0]])
-    M = np.linalg.inv(K) @ H
-    lam = 2.0 / (np.linalg.norm(M[:, 0]) + np.linalg.norm(M[:, 1]))
-    M = M * lam
-    if M[2, 2] < 0:  # the board must be in front of the camera
-        M = -M
-    r1, r2, t = M[:, 0], M[:, 1], M[:, 2]
-    r3 = np.cross(r1, r2)
-    R = np.stack([r1, r2, r3], axis=1)
-    u, _, vt = np.linalg.svd(R)
-    R = u @ vt
-    C = -R.T @ t
-    # board frame z: r3 = x cross y points into the table (y down); the camera has z < 0
-    return CameraGeometry((float(C[0]), float(C[1])), float(abs(C[2])), float(K[0, 0]), estimated)
 
 
 # --------------------------------------------------------------------------------------------

@@ -55,8 +55,8 @@ from vision.errors import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from vision.board import BoardFit
     from vision.camera import Intrinsics
+    from vision.geometry import BoardFit
 
 # --- vocabulary -------------------------------------------------------------------------------
 FILES = "abcdefgh"
@@ -1149,34 +1149,69 @@ def read_tops(
     `frame` is the BGR image the `board` fit belongs to. `colours` is a calibrated colour model
     {letter: BGR} as the pieces look in this camera and light; without it the default colours are
     compared after white-balancing the frame on the board's light squares.
+
+    The frame is sampled once at every point the cached geometry asks for; the board's light
+    squares give the white balance; the patch at each cell's floor tells empty from occupied;
+    the edge profiles give a coarse height and shift per cell; the sub-pixel edge positions
+    refine the height; the top face at that height gives the colour; the reading is put
+    together cell by cell.
     """
+    _check_tops_frame(frame)
+    letters, ref_chroma, ref_bgr = _colour_model(colours)
+    _check_frame_size(frame, intrinsics)
+    calibrated = colours is not None
+    geo = _geometry(board, (frame.shape[1], frame.shape[0]), params, intrinsics)
+    ref_s, floor_s, prof = _sample_all(frame, geo, params)
+    wb, board_chroma = _white_balance(ref_s, calibrated)
+    ref_rel = ref_chroma - (board_chroma if calibrated else 0.0)  # the model against the board
+    floor_sat, occupied = _occupancy(floor_s, wb, board_chroma, params)
+    prof_wb, edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, geo, params)
+    h_est, sigma_h = _refined_heights(
+        prof, prof_wb, wb, board_chroma, ref_rel, ref_bgr, occupied, edge, s_edge0, k0, shift0,
+        geo, params,
+    )
+    k_final, best, d1, d2 = _top_colours(frame, geo, h_est, shift0, wb, board_chroma, ref_rel,
+                                         len(letters), params)
+    return _reading(letters, floor_sat, occupied, k_final, best, d1, d2, h_est, sigma_h,
+                    params.empty_saturation, intrinsics is not None)
+
+
+def _check_tops_frame(frame: np.ndarray) -> None:
+    """InvalidImageError unless `frame` is a uint8 BGR image."""
     if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3:
         shape = getattr(frame, "shape", None)
         raise InvalidImageError(f"frame must be a BGR image of shape (H, W, 3), got shape {shape}")
     if frame.dtype != np.uint8:
         raise InvalidImageError(f"frame must be uint8 BGR, got dtype {frame.dtype}")
-    letters, ref_chroma, ref_bgr = _colour_model(colours)
-    calibrated = colours is not None
+
+
+def _check_frame_size(frame: np.ndarray, intrinsics: Intrinsics | None) -> None:
+    """InvalidIntrinsicsError when the intrinsics are for another frame size."""
     h_img, w_img = frame.shape[:2]
     if intrinsics is not None and tuple(intrinsics.image_size) != (w_img, h_img):
         raise InvalidIntrinsicsError(
             f"intrinsics are for {intrinsics.image_size[0]}x{intrinsics.image_size[1]} px frames, "
             f"this frame is {w_img}x{h_img} (use Intrinsics.scaled_to)"
         )
-    geo = _geometry(board, (w_img, h_img), params, intrinsics)
-    n_cells = len(CELLS)
-    kmax = params.max_height
-    n_dir = params.n_directions
-    n_ref, n_floor, n_s = geo.n_ref, geo.n_floor, geo.n_samples
-    s_lo, step = geo.s_lo, params.profile_step_px
 
-    # one bilinear sampling pass for everything
+
+def _sample_all(
+    frame: np.ndarray, geo: _Geometry, params: TopsParams
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One bilinear sampling pass for everything: the light-square references (C, 4, 3), the
+    floor patches (C, M, 3) and the edge profiles (C, n_dir, n_s, 3)."""
+    n_cells = len(CELLS)
+    n_ref, n_floor = geo.n_ref, geo.n_floor
     samples = _sample_maps(frame, geo.map_x, geo.map_y, geo.n_points)
     ref_s = samples[:n_ref].reshape(n_cells, 4, 3)
     floor_s = samples[n_ref : n_ref + n_floor].reshape(n_cells, -1, 3)
-    prof = samples[n_ref + n_floor :].reshape(n_cells, n_dir, n_s, 3)
+    prof = samples[n_ref + n_floor :].reshape(n_cells, params.n_directions, geo.n_samples, 3)
+    return ref_s, floor_s, prof
 
-    # 3. white balance on the board's light squares (robust: median over all cells)
+
+def _white_balance(ref_s: np.ndarray, calibrated: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The white balance on the board's light squares (robust: median over all cells) and the
+    board's chroma through it: (gains (3,) float32, ones when `calibrated`; chroma (2,))."""
     # the brighter part of the samples: a misplaced sample lands on a grid line or a piece
     flat_ref = ref_s.reshape(-1, 3)
     bright = flat_ref.sum(axis=1)
@@ -1188,28 +1223,55 @@ def read_tops(
         )
     gains = board_ref.mean() / board_ref
     wb = np.ones(3, dtype=np.float32) if calibrated else gains.astype(np.float32)
+    return wb, _chroma((board_ref * wb)[None])[0]
 
-    # 4. empty or occupied, from the floor patch
-    board_chroma = _chroma((board_ref * wb)[None])[0]
-    ref_rel = ref_chroma - (board_chroma if calibrated else 0.0)  # the model against the board
+
+def _occupancy(
+    floor_s: np.ndarray, wb: np.ndarray, board_chroma: np.ndarray, params: TopsParams
+) -> tuple[np.ndarray, np.ndarray]:
+    """Empty or occupied, from the floor patch: (its saturation against the board (C,),
+    occupied (C,) bool)."""
     # per sample, then the median: the side band of a stack can mix complementary colours
     # (blue over yellow), whose mean or median colour would look grey
     floor_chroma = _chroma(floor_s * wb)  # (C, M, 2)
     floor_sat = np.median(np.linalg.norm(floor_chroma - board_chroma, axis=2), axis=1)
-    empty_thresh = params.empty_saturation
-    occupied = floor_sat > empty_thresh
+    return floor_sat, floor_sat > params.empty_saturation
 
-    # 5. edge profiles -> coarse height and shift per cell
+
+def _coarse_heights(
+    prof: np.ndarray, wb: np.ndarray, geo: _Geometry, params: TopsParams
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Edge profiles -> coarse height and shift per cell: (white-balanced profiles, edge
+    strength, edge start, level k0 (C,), shift0 (C, 2))."""
     prof_wb = prof * wb
-    edge, s_edge0 = _edge_profiles(prof_wb, s_lo, step, params.edge_halfwidth_px)
+    edge, s_edge0 = _edge_profiles(prof_wb, geo.s_lo, params.profile_step_px, params.edge_halfwidth_px)
     # the coarse fit on every `coarse_direction_step`-th direction (it only picks the level)
     js = slice(None, None, params.coarse_direction_step)
     k0, shift0 = _coarse_fit(
         edge[:, js], s_edge0[:, js], geo.hyp[:, :, js], geo.normal[:, js], geo.shift_grid,
         geo.px_per_cell, params,
     )
+    return prof_wb, edge, s_edge0, k0, shift0
 
-    # 6. sub-pixel refinement: height and shift from the edge positions
+
+def _refined_heights(
+    prof: np.ndarray,
+    prof_wb: np.ndarray,
+    wb: np.ndarray,
+    board_chroma: np.ndarray,
+    ref_rel: np.ndarray,
+    ref_bgr: np.ndarray,
+    occupied: np.ndarray,
+    edge: np.ndarray,
+    s_edge0: np.ndarray,
+    k0: np.ndarray,
+    shift0: np.ndarray,
+    geo: _Geometry,
+    params: TopsParams,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sub-pixel refinement: height (C,) in [0.5, max_height + 0.49] and its sigma (C,) from the
+    edge positions, with the near side's darkening, saturation and glare taken into account."""
+    s_lo, step = geo.s_lo, params.profile_step_px
     # the tops' own colour (raw, and white-balanced as in `prof_wb`), taken once
     top_raw = _top_colour(prof)  # (C, 3)
     top_wb = top_raw * wb
@@ -1242,10 +1304,24 @@ def read_tops(
         edge, s_edge0, geo.s_pred, geo.shift_dir, k0, shift0, geo.px_per_cell, params, pos_dark,
         occupied, (prof_wb, s_lo, step), dark_depth, saturated, glare_all, top_wb,
     )
-    h_est = np.clip(h_est, 0.5, kmax + 0.49)
+    return np.clip(h_est, 0.5, params.max_height + 0.49), sigma_h
 
-    # 7. colour of the top face, at the chosen height
-    k_final = np.clip(np.rint(h_est).astype(np.int64), 1, kmax)
+
+def _top_colours(
+    frame: np.ndarray,
+    geo: _Geometry,
+    h_est: np.ndarray,
+    shift0: np.ndarray,
+    wb: np.ndarray,
+    board_chroma: np.ndarray,
+    ref_rel: np.ndarray,
+    n_letters: int,
+    params: TopsParams,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Colour of the top face, at the chosen height: (height k (C,), nearest letter index (C,),
+    its hue distance (C,), the second nearest's (C,), pi with one letter)."""
+    n_cells = len(CELLS)
+    k_final = np.clip(np.rint(h_est).astype(np.int64), 1, params.max_height)
     m = geo.top_px.shape[2]
     top_px = geo.top_px[np.arange(n_cells), k_final - 1]  # (C, M, 2)
     top_px = (top_px + shift0[:, None, :].astype(np.float32)).reshape(-1, 2)
@@ -1256,8 +1332,25 @@ def read_tops(
     rows = np.arange(n_cells)
     best = order[:, 0]
     d1 = d[rows, best]
-    d2 = d[rows, order[:, 1]] if len(letters) > 1 else np.full(n_cells, np.pi)
+    d2 = d[rows, order[:, 1]] if n_letters > 1 else np.full(n_cells, np.pi)
+    return k_final, best, d1, d2
 
+
+def _reading(
+    letters: list[str],
+    floor_sat: np.ndarray,
+    occupied: np.ndarray,
+    k_final: np.ndarray,
+    best: np.ndarray,
+    d1: np.ndarray,
+    d2: np.ndarray,
+    h_est: np.ndarray,
+    sigma_h: np.ndarray,
+    empty_thresh: float,
+    with_heights: bool,
+) -> TopsReading:
+    """The reading put together cell by cell: top letter or EMPTY, confidence (the weaker of
+    the occupancy's and the colour's margins), and the heights when the camera model is known."""
     tops: dict[str, str] = {}
     conf: dict[str, float] = {}
     heights: dict[str, int] = {}
@@ -1279,7 +1372,7 @@ def read_tops(
         heights[cell] = int(k_final[i])
         hsig[cell] = float(sigma_h[i])
         hest[cell] = float(h_est[i])
-    if intrinsics is None:
+    if not with_heights:
         return TopsReading(tops, conf, None, None, None)
     return TopsReading(tops, conf, heights, hsig, hest)
 

@@ -1,7 +1,7 @@
 """Find the Domination board from its own cell pattern (no markers, no given corners).
 
 Stage function: `find_domination_board(frame, params=None, *, corners_px=None, intrinsics=None)
--> vision.board.BoardFit` (method "cells", or "corners" when corners are given).
+-> vision.geometry.BoardFit` (method "cells", or "corners" when corners are given).
 
 The printed board is 52 light squares, each enclosed by dark grid lines 0.04 cells wide centred
 on the cell borders; the cut corners and the margin are plate colour (docs/INTERFACES.md). Pieces
@@ -27,7 +27,7 @@ Orientation: the cell pattern is symmetric under quarter turns, so without marke
 (next to a8) is the board corner on the image's top-left side: the board's x axis is taken along
 the side of the seed cell that runs rightwards from its top-left-most corner. Lens distortion:
 with `intrinsics` all points are undistorted before fitting (the homography acts on undistorted
-pixels, as in vision.board); without, the extrapolated corners can be several pixels off.
+pixels, as in vision.geometry); without, the extrapolated corners can be several pixels off.
 
 `track_domination_board(frame, previous, ...)` re-measures a known board on its lines only.
 Run as `python -m vision.domination_board IMAGE` to print the fit.
@@ -37,15 +37,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from vision.camera import Intrinsics
 from vision.errors import BoardNotFoundError, InvalidImageError
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from vision.board import BoardFit
-    from vision.camera import Intrinsics
+from vision.geometry import BoardFit, fit_from_corners, fit_from_homography
 
 #: the 12 cut cells as (file index, rank) -> grid (col, row) = (f, 8 - r)
 _CUT = {(0, 1), (1, 1), (0, 2), (6, 1), (7, 1), (7, 2), (0, 7), (0, 8), (1, 8), (6, 8), (7, 8), (7, 7)}
@@ -98,8 +96,6 @@ def find_domination_board(
     board-finder's own BoardParams is accepted and ignored). Raises BoardNotFoundError."""
     import cv2
 
-    from vision.board import fit_from_corners, fit_from_homography
-
     if corners_px is not None:
         return fit_from_corners(corners_px, "domination", intrinsics)
     p = params if isinstance(params, DominationBoardParams) else DominationBoardParams()
@@ -149,8 +145,6 @@ def track_domination_board(
     says (a bump larger than a few pixels, or the board gone): compare the corners of the
     result with `previous.corners_px` to tell a small shift."""
     import cv2
-
-    from vision.board import fit_from_homography
 
     p = params if isinstance(params, DominationBoardParams) else DominationBoardParams()
     _check_frame(frame)

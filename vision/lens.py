@@ -9,34 +9,34 @@ points from a straight line per drawn edge (robust least squares, soft-L1).
 
 The focal length only sets the scale of the normalised radius (the pixel mapping is the same for
 (f, k1, k2) and (f', k1 (f'/f)^2, k2 (f'/f)^4)); it is taken from the perspective of the board's
-homography as `vision.dition.camera_geometry` does, so that the thickness correction downstream
+homography as `vision.geometry.camera_geometry` does, so that the thickness correction downstream
 sees a plausible camera.
 
 Stage: `estimate_intrinsics_from_board(frame, board, params) -> Intrinsics | None` (None when
 the lines give too few samples or the fit is not trustworthy: then the caller keeps the plain
-homography). `with_estimated_lens(frame, board, params)` returns the board re-fitted through the
-estimate, marked `extra["lens"] = "estimated"` and carrying `extra["intrinsics"]`, which
-`vision.board.board_intrinsics` hands to every later stage (no per-frame cost).
+homography). `vision.dition_board.with_estimated_lens(frame, board, params)` returns the board
+re-fitted through the estimate, marked `extra["lens"] = "estimated"` and carrying
+`extra["intrinsics"]`, which `vision.geometry.board_intrinsics` hands to every later stage (no
+per-frame cost).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from vision.board import (
+from vision.camera import Intrinsics
+from vision.geometry import (
     DITION_SQUARES,
     BoardFit,
-    BoardParams,
     as_gray,
     board_intrinsics,
+    camera_geometry,
     darkest_subpixel,
     line_profiles,
 )
-from vision.camera import Intrinsics
-from vision.errors import BoardNotFoundError
 
 
 @dataclass(frozen=True)
@@ -177,8 +177,6 @@ def _straightness_residuals(
 def estimate_focal_px(board: BoardFit, image_size: tuple[int, int], default_hfov_deg: float = 62.2) -> float:
     """Focal length (px) from the perspective of the board's homography (principal point at the
     image centre), or from `default_hfov_deg` when the view is too square-on to tell."""
-    from vision.dition import camera_geometry
-
     return camera_geometry(board, image_size, None, default_hfov_deg).focal_px
 
 
@@ -272,79 +270,3 @@ def fit_lens_to_lines(
     k1, k2, p1, p2 = k1r * q**2, k2r * q**4, p1r * q, p2r * q
     K = np.array([[f, 0.0, cx], [0.0, f, cy], [0.0, 0.0, 1.0]])
     return Intrinsics(K, np.array([k1, k2, p1, p2, 0.0]), (w, h))
-
-
-def refit_board(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None,
-                board_params: BoardParams | None = None) -> BoardFit:
-    """The same board found again through the lens model `intrinsics` by the same method
-    (given corners, ArUco markers or the drawn lines)."""
-    board_params = board_params or BoardParams()
-    from vision.board import _refine_dition, find_board_aruco, fit_from_corners
-
-    gray = as_gray(frame)
-    if board.method == "corners":
-        return fit_from_corners(board.corners_px, board.game, intrinsics)
-    if board.method == "aruco":
-        return find_board_aruco(gray, board.game, intrinsics)
-    if board.method == "lines":
-        # start from the present fit's corners, undistorted
-        from vision.board import homography_from_corners
-
-        H0 = homography_from_corners(board.corners_px, board.game, intrinsics)
-        return _refine_dition(gray, H0, board_params, intrinsics, passes=2)
-    raise ValueError(f"cannot refit a board found by {board.method!r}")
-
-
-def with_estimated_lens(
-    frame: np.ndarray,
-    board: BoardFit,
-    params: LensParams = LensParams(),
-    board_params: BoardParams | None = None,
-) -> BoardFit:
-    """`board` re-fitted through a lens model estimated from the drawn lines, marked
-    extra["lens"] = "estimated" with extra["intrinsics"]; or `board` marked
-    extra["lens"] = "none" when no reliable estimate exists (the plain homography stays)."""
-    if board.game != "dition" or board_intrinsics(board) is not None:
-        return board
-    board_params = board_params or BoardParams()
-    gray = as_gray(frame)
-    h, w = gray.shape
-    est = estimate_intrinsics_from_board(gray, board, params)
-    if est is None:
-        # the plain homography may miss the bowed lines by more than a profile's half-length
-        # (markers outside the corners extrapolate the distortion): search wider
-        wide = replace(params, profile_halfwidth_board=params.first_profile_halfwidth_board)
-        est = estimate_intrinsics_from_board(gray, board, wide)
-    fit = board
-    if est is not None:
-        try:
-            fit = refit_board(gray, board, est, board_params)
-        except BoardNotFoundError:  # the markers or lines are not found again: keep the plain fit
-            est = None
-    if est is not None and fit.method != "corners" and fit.support < board_params.min_support:
-        est, fit = None, board
-    if est is None:
-        return _marked(board, "none", None)
-    # second round: the lines sampled through the first model, the focal length from the
-    # corrected homography (the pixel mapping is kept: k rescaled with f)
-    f_new = estimate_focal_px(_marked(fit, "none", None), (w, h), params.default_hfov_deg)
-    est2 = estimate_intrinsics_from_board(gray, _marked(fit, "estimated", est), params, focal_px=f_new)
-    if est2 is not None:
-        # the second estimate is a correction on top of the first: sampled through est, its
-        # points are still captured pixels, so it stands on its own
-        try:
-            fit2 = refit_board(gray, board, est2, board_params)
-            if fit2.method == "corners" or fit2.support >= board_params.min_support:
-                est, fit = est2, fit2
-        except BoardNotFoundError:
-            pass
-    return _marked(fit, "estimated", est)
-
-
-def _marked(fit: BoardFit, lens: str, intrinsics: Intrinsics | None) -> BoardFit:
-    extra = {k: v for k, v in fit.extra.items() if k not in ("lens", "intrinsics")}
-    extra["lens"] = lens
-    if intrinsics is not None:
-        extra["intrinsics"] = intrinsics
-    return BoardFit(fit.corners_px, fit.H_image_to_board, fit.H_board_to_image, fit.game, fit.method,
-                    fit.residual_px, fit.support, extra)

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vision.board import BoardFit, rectify
 from vision.camera import Intrinsics
+from vision.geometry import BoardFit, rectify
 
 #: Domination's 12 cut cells (a1 b1 a2, g1 h1 h2, a7 a8 b8, g8 h8 h7) as board (x, y) of their
 #: top-left corners: cell (file f, rank r) spans [f, f + 1] x [8 - r, 9 - r]

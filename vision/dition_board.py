@@ -1,0 +1,461 @@
+"""The Dition board from its drawn squares (no markers, no corners), and its lens.
+
+Line search: thin dark structures (morphological black-hat) -> Hough lines -> every pair
+of extreme lines per direction family is a hypothesis for the outer square, scored by how much
+of the predicted outer *and* inner squares is drawn -> sub-pixel refinement: across each of the
+eight predicted lines, intensity profiles in the full frame give the dark line centre (parabola
+through the minimum); a robust least-squares homography fits all those points at once
+(each point on the line x = c gives one linear equation). Discs lying on a line only remove
+samples, they do not bias the fit. The drawn squares are `vision.geometry.DITION_SQUARES`
+(outer [0,20]^2 and inner [3,17]^2, dark lines 0.06 units wide centred on the edges).
+
+Without intrinsics `with_estimated_lens(frame, board)` estimates the lens from the drawn lines
+(`vision.lens`) and re-fits the board through it by the same method (`refit_board`); the fit
+then carries the model (extra["lens"] == "estimated", extra["intrinsics"]).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from vision.aruco import find_board_aruco
+from vision.camera import Intrinsics
+from vision.errors import BoardNotFoundError
+from vision.geometry import (
+    DITION_SQUARES,
+    BoardFit,
+    BoardParams,
+    apply_homography,
+    as_gray,
+    board_corners_board,
+    board_intrinsics,
+    darkest_subpixel,
+    fit_from_corners,
+    fit_from_homography,
+    homography_4pt,
+    homography_from_corners,
+    line_profiles,
+)
+from vision.lens import LensParams, estimate_focal_px, estimate_intrinsics_from_board
+
+
+def find_dition_lines(
+    frame: np.ndarray, params: BoardParams = BoardParams(), *, intrinsics: Intrinsics | None = None
+) -> BoardFit:
+    """The Dition board from its drawn outer and inner squares (no markers, no corners)."""
+    gray = as_gray(frame)
+    H0 = _coarse_dition(gray, params, intrinsics)
+    fit = refine_dition(gray, H0, params, intrinsics, passes=3)
+    if fit.support < params.min_support:
+        raise BoardNotFoundError(
+            f"dition board: the drawn squares were not confirmed (only {fit.support:.0%} of the "
+            f"line samples agree)"
+        )
+    return fit
+
+
+def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics | None) -> np.ndarray:
+    """H_image_to_board (undistorted px) good to a few pixels, from Hough lines + verification."""
+    import cv2
+
+    h, w = gray.shape
+    f = min(1.0, params.search_width_px / w)
+    small = cv2.resize(gray, (round(w * f), round(h * f)), interpolation=cv2.INTER_AREA) if f < 1 else gray
+    if intrinsics is not None and intrinsics.has_distortion:
+        # straighten the lines first: Hough wants straight lines (same camera matrix, scaled)
+        k_small = intrinsics.scaled_to((small.shape[1], small.shape[0]))
+        small = cv2.undistort(small, k_small.camera_matrix, k_small.dist_coeffs)
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))
+    closed = cv2.morphologyEx(small, cv2.MORPH_CLOSE, k)
+    bh = cv2.subtract(closed, small)  # black-hat: thin dark structures
+    # only lines drawn on something bright (the plate), not the grain of a darker table
+    bright = closed > 0.6 * float(np.percentile(closed, 95))
+    bh[~bright] = 0
+    thr = max(12.0, float(np.percentile(bh[bright], 97)) * 0.5) if bright.any() else 12.0
+    mask = (bh > thr).astype(np.uint8) * 255
+    vote = int(params.hough_threshold_fraction * min(small.shape))
+    lines = cv2.HoughLines(mask, 1, np.pi / 360, vote)
+    if lines is None or len(lines) < 4:
+        raise BoardNotFoundError("dition board: fewer than 4 straight lines in the frame")
+    lines = lines[: params.max_hough_lines, 0, :].astype(np.float64)
+    # represent each line as (a, b, c) with a x + b y = c (unit normal), in small-image pixels
+    lines = _dedupe_lines(lines, rho_tol=6.0, theta_tol=np.deg2rad(3))
+    fam_a, fam_b = _two_families(lines)
+    if len(fam_a) < 2 or len(fam_b) < 2:
+        raise BoardNotFoundError("dition board: no two families of roughly perpendicular lines")
+    # score image: blackhat, dilated a little so a near miss still counts
+    score_img = cv2.dilate((bh > thr).astype(np.uint8), np.ones((3, 3), np.uint8))
+    fam_a = _sort_family(fam_a)
+    fam_b = _sort_family(fam_b)
+    quads = _all_quads(fam_a, fam_b, min_area=0.04 * small.shape[0] * small.shape[1])
+    if len(quads) == 0:
+        raise BoardNotFoundError("dition board: no large quadrilateral of lines in the frame")
+    scores = _score_quads(quads, score_img, _square_samples())
+    k_best = int(np.argmax(scores))
+    if scores[k_best] < params.min_support:
+        raise BoardNotFoundError(
+            f"dition board: no quadrilateral of lines looks like the two drawn squares "
+            f"(best agreement {max(float(scores[k_best]), 0):.0%})"
+        )
+    best = (float(scores[k_best]), quads[k_best])
+    # back to full-size (undistorted) pixels; pixel centres scale about -0.5
+    quad_px = (best[1] + 0.5) / f - 0.5
+    quad_px = _canonical_corner_order(quad_px)
+    return homography_4pt(quad_px, board_corners_board("dition"))
+
+
+def _all_quads(fam_a: np.ndarray, fam_b: np.ndarray, min_area: float) -> np.ndarray:
+    """(K, 4, 2) quadrilaterals from every pair of lines of one family with every pair of the
+    other, corners in canonical order, degenerate and small ones dropped."""
+    ia, ja = np.triu_indices(len(fam_a), 1)
+    ib, jb = np.triu_indices(len(fam_b), 1)
+    A1, A2 = fam_a[ia], fam_a[ja]
+    B1, B2 = fam_b[ib], fam_b[jb]
+    na, nb = len(A1), len(B1)
+    a1 = np.repeat(A1, nb, axis=0)
+    a2 = np.repeat(A2, nb, axis=0)
+    b1 = np.tile(B1, (na, 1))
+    b2 = np.tile(B2, (na, 1))
+
+    def cross(l1: np.ndarray, l2: np.ndarray) -> np.ndarray:
+        det = l1[:, 0] * l2[:, 1] - l1[:, 1] * l2[:, 0]
+        det = np.where(np.abs(det) < 1e-9, np.nan, det)
+        x = (l1[:, 2] * l2[:, 1] - l1[:, 1] * l2[:, 2]) / det
+        y = (l1[:, 0] * l2[:, 2] - l1[:, 2] * l2[:, 0]) / det
+        return np.stack([x, y], axis=1)
+
+    quads = np.stack([cross(a1, b1), cross(a1, b2), cross(a2, b2), cross(a2, b1)], axis=1)
+    quads = quads[np.all(np.isfinite(quads), axis=(1, 2))]
+    if len(quads) == 0:
+        return quads
+    # canonical order: clockwise on screen, starting nearest the image's top-left
+    c = quads.mean(axis=1, keepdims=True)
+    ang = np.arctan2(quads[..., 1] - c[..., 1], quads[..., 0] - c[..., 0])
+    quads = np.take_along_axis(quads, np.argsort(ang, axis=1)[..., None], axis=1)
+    start = np.argmin(quads[..., 0] + quads[..., 1], axis=1)
+    idx = (start[:, None] + np.arange(4)[None]) % 4
+    quads = np.take_along_axis(quads, idx[..., None], axis=1)
+    x, y = quads[..., 0], quads[..., 1]
+    area = 0.5 * np.abs(np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1))
+    # a square seen within ~30 degrees of straight on: convex, sides of similar length,
+    # no corner sharper than 45 degrees
+    e = np.roll(quads, -1, axis=1) - quads  # edges
+    side = np.linalg.norm(e, axis=2)
+    turn = e[..., 0] * np.roll(e, -1, axis=1)[..., 1] - e[..., 1] * np.roll(e, -1, axis=1)[..., 0]
+    convex = np.all(turn > 0, axis=1) | np.all(turn < 0, axis=1)
+    cos = -np.sum(e * np.roll(e, -1, axis=1), axis=2) / np.maximum(side * np.roll(side, -1, axis=1), 1e-9)
+    shape_ok = convex & (side.min(axis=1) > 0.5 * side.max(axis=1)) & np.all(np.abs(cos) < 0.7, axis=1)
+    return quads[(area >= min_area) & shape_ok]
+
+
+def _score_quads(quads: np.ndarray, score_img: np.ndarray, samples_board: np.ndarray) -> np.ndarray:
+    """Fraction of the predicted drawn-line samples that fall on line pixels, per quad."""
+    dst = quads
+    src = board_corners_board("dition")
+    k = len(dst)
+    A = np.zeros((k, 8, 8))
+    b = np.zeros((k, 8))
+    for i in range(4):
+        x, y = src[i]
+        u, v = dst[:, i, 0], dst[:, i, 1]
+        A[:, 2 * i, :3] = (x, y, 1)
+        A[:, 2 * i, 6] = -u * x
+        A[:, 2 * i, 7] = -u * y
+        A[:, 2 * i + 1, 3:6] = (x, y, 1)
+        A[:, 2 * i + 1, 6] = -v * x
+        A[:, 2 * i + 1, 7] = -v * y
+        b[:, 2 * i], b[:, 2 * i + 1] = u, v
+    ok = np.abs(np.linalg.det(A)) > 1e-12
+    scores = np.full(k, -1.0)
+    if not ok.any():
+        return scores
+    h = np.linalg.solve(A[ok], b[ok][..., None])[..., 0]
+    H = np.concatenate([h, np.ones((len(h), 1))], axis=1).reshape(-1, 3, 3)
+    sx, sy = samples_board[:, 0], samples_board[:, 1]
+    w = H[:, 2, 0, None] * sx + H[:, 2, 1, None] * sy + H[:, 2, 2, None]
+    px = (H[:, 0, 0, None] * sx + H[:, 0, 1, None] * sy + H[:, 0, 2, None]) / w
+    py = (H[:, 1, 0, None] * sx + H[:, 1, 1, None] * sy + H[:, 1, 2, None]) / w
+    hgt, wid = score_img.shape
+    inside = (px >= 0) & (px < wid - 0.5) & (py >= 0) & (py < hgt - 0.5)
+    xi = np.clip(np.rint(px).astype(np.int64), 0, wid - 1)
+    yi = np.clip(np.rint(py).astype(np.int64), 0, hgt - 1)
+    scores[ok] = np.mean(score_img[yi, xi] * inside, axis=1)
+    return scores
+
+
+def _square_samples() -> np.ndarray:
+    """Board points along the 8 drawn lines (both squares), away from the corners."""
+    pts = []
+    for lo, hi in DITION_SQUARES:
+        t = np.linspace(lo + 0.3, hi - 0.3, 24)
+        for c in (lo, hi):
+            pts.append(np.stack([np.full_like(t, c), t], axis=1))
+            pts.append(np.stack([t, np.full_like(t, c)], axis=1))
+    return np.concatenate(pts)
+
+
+def _dedupe_lines(lines: np.ndarray, rho_tol: float, theta_tol: float) -> np.ndarray:
+    kept: list[np.ndarray] = []
+    for rho, theta in lines:
+        a, b = math.cos(theta), math.sin(theta)
+        dup = False
+        for k in kept:
+            ang = abs(math.atan2(a * k[1] - b * k[0], a * k[0] + b * k[1]))
+            if ang < theta_tol and abs(rho - k[2] * (1 if a * k[0] + b * k[1] > 0 else -1)) < rho_tol:
+                dup = True
+                break
+            if abs(ang - math.pi) < theta_tol and abs(rho + k[2]) < rho_tol:
+                dup = True
+                break
+        if not dup:
+            kept.append(np.array([a, b, rho]))
+    return np.array(kept)
+
+
+def _two_families(lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Split lines (a, b, c) by orientation (mod 180 degrees) around the dominant direction."""
+    ang = np.mod(np.arctan2(lines[:, 1], lines[:, 0]), np.pi)
+    # dominant orientation via a doubled-angle mean of the strongest few
+    ref = ang[0]
+    d = np.abs(((ang - ref + np.pi / 2) % np.pi) - np.pi / 2)
+    a = lines[d < np.deg2rad(25)]
+    b = lines[(d > np.deg2rad(60))]
+    return a, b
+
+
+def _sort_family(fam: np.ndarray) -> np.ndarray:
+    """Make normals consistent and sort by offset, keeping at most the extremes and a few more."""
+    n0 = fam[0, :2]
+    out = fam.copy()
+    flip = out[:, :2] @ n0 < 0
+    out[flip] *= -1
+    # the strongest lines (Hough order), then sorted by offset
+    out = out[:10]
+    return out[np.argsort(out[:, 2])]
+
+
+def _intersect(l1: np.ndarray, l2: np.ndarray) -> np.ndarray | None:
+    A = np.array([l1[:2], l2[:2]])
+    if abs(np.linalg.det(A)) < 1e-6:
+        return None
+    return np.linalg.solve(A, np.array([l1[2], l2[2]]))
+
+
+def _quad_from_lines(a1: np.ndarray, a2: np.ndarray, b1: np.ndarray, b2: np.ndarray) -> np.ndarray | None:
+    pts = [_intersect(a1, b1), _intersect(a1, b2), _intersect(a2, b2), _intersect(a2, b1)]
+    if any(p is None for p in pts):
+        return None
+    quad = np.array(pts, dtype=np.float64)
+    return _canonical_corner_order(quad)
+
+
+def _canonical_corner_order(quad: np.ndarray) -> np.ndarray:
+    """Order 4 points clockwise (in image y-down sense) starting with the one nearest the
+    image's top-left. Without markers the board's own orientation is unknowable (it is
+    symmetric); corner 0 is taken as the top-left one as seen by the camera."""
+    c = quad.mean(axis=0)
+    ang = np.arctan2(quad[:, 1] - c[1], quad[:, 0] - c[0])
+    q = quad[np.argsort(ang)]  # increasing angle = clockwise on screen (y down)
+    start = int(np.argmin(q[:, 0] + q[:, 1]))
+    return np.roll(q, -start, axis=0)
+
+
+def refine_dition(
+    gray: np.ndarray,
+    H_image_to_board: np.ndarray,
+    params: BoardParams,
+    intrinsics: Intrinsics | None,
+    passes: int = 2,
+) -> BoardFit:
+    """Sub-pixel fit of the homography to the 8 drawn lines, starting from H_image_to_board."""
+    H = np.asarray(H_image_to_board, dtype=np.float64)
+    support = 0.0
+    residual = float("inf")
+    for p in range(passes):
+        # the first pass searches wide (the coarse fit may be off by ~1 line spacing of the
+        # profile), the later ones narrow
+        halfwidth = params.profile_halfwidth_board * (2.0 if p == 0 and passes > 1 else 0.6 if p else 1.0)
+        H, support, residual = _refine_pass(gray, H, params, intrinsics, halfwidth)
+    return fit_from_homography(
+        H, "dition", "lines", intrinsics=intrinsics, residual_px=residual, support=support
+    )
+
+
+def _line_constraints() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sample points on the 8 drawn lines: board points (N, 2), axis (N,) 0 = line x = c
+    (vertical) / 1 = line y = c, and the constant c (N,)."""
+    pts, axis, const = [], [], []
+    for lo, hi in DITION_SQUARES:
+        n = int((hi - lo) * 4)
+        t = np.linspace(lo + 0.35, hi - 0.35, n)
+        for c in (lo, hi):
+            pts.append(np.stack([np.full_like(t, c), t], axis=1))
+            axis.append(np.zeros(n, int))
+            const.append(np.full(n, c))
+            pts.append(np.stack([t, np.full_like(t, c)], axis=1))
+            axis.append(np.ones(n, int))
+            const.append(np.full(n, c))
+    return np.concatenate(pts), np.concatenate(axis), np.concatenate(const)
+
+
+_LINE_PTS, _LINE_AXIS, _LINE_CONST = _line_constraints()
+
+
+def _refine_pass(
+    gray: np.ndarray,
+    H_i2b: np.ndarray,
+    params: BoardParams,
+    intrinsics: Intrinsics | None,
+    halfwidth_board: float,
+) -> tuple[np.ndarray, float, float]:
+
+    H_b2i = np.linalg.inv(H_i2b)
+    pts_b = _LINE_PTS
+    axis = _LINE_AXIS
+    n_prof = 25
+    s = np.linspace(-halfwidth_board, halfwidth_board, n_prof)
+    vals, pu, _, inside = line_profiles(gray, H_b2i, pts_b, axis, s, intrinsics)
+    k, off, y1 = darkest_subpixel(vals)
+    rows = np.arange(len(vals))
+    pos = k + off
+    side = max(2, n_prof // 6)
+    left = vals[:, :side].mean(1)
+    right = vals[:, -side:].mean(1)
+    contrast = np.minimum(left, right) - y1
+    # a drawn line is thin and dark between two similar light sides; a disc edge is a step
+    ok = inside & (contrast > params.min_line_contrast) & (np.abs(left - right) < 0.5 * (left + right - 2 * y1) + 5)
+    ok &= (k > 1) & (k < n_prof - 2)
+    # sub-pixel image position of the line centre
+    t = np.clip(pos, 0, n_prof - 1)
+    i0 = np.clip(np.floor(t).astype(int), 0, n_prof - 2)
+    fr = t - i0
+    centre_u = pu[rows, i0] * (1 - fr)[:, None] + pu[rows, i0 + 1] * fr[:, None]
+    support = float(ok.mean())
+    if ok.sum() < 12:
+        return H_i2b, support, float("inf")
+    H_new = H_i2b
+    keep = ok.copy()
+    for _ in range(3):
+        H_new = _fit_h_to_lines(centre_u[keep], axis[keep], _LINE_CONST[keep], H_i2b)
+        b = apply_homography(H_new, centre_u)
+        res_b = np.where(axis == 0, b[:, 0], b[:, 1]) - _LINE_CONST
+        scale_px = _px_per_unit(H_new)
+        res_px = np.abs(res_b) * scale_px
+        med = np.median(res_px[ok]) if ok.any() else 0.0
+        keep = ok & (res_px < max(3.0 * 1.4826 * med, 0.3))
+    support = float(keep.mean())
+    residual = float(np.sqrt(np.mean(res_px[keep] ** 2))) if keep.any() else float("inf")
+    return H_new, support, residual
+
+
+def _px_per_unit(H_i2b: np.ndarray) -> float:
+    H_b2i = np.linalg.inv(H_i2b)
+    c = apply_homography(H_b2i, np.array([[10.0, 10.0], [11.0, 10.0], [10.0, 11.0]]))
+    return float((np.linalg.norm(c[1] - c[0]) + np.linalg.norm(c[2] - c[0])) / 2)
+
+
+def _fit_h_to_lines(
+    pts_u: np.ndarray, axis: np.ndarray, const: np.ndarray, H_init: np.ndarray
+) -> np.ndarray:
+    """Least-squares H (undistorted px -> board) with every point on its board line:
+    row_axis(H) . p - c * row_2(H) . p = 0. Hartley-normalised, solved by SVD."""
+    m = pts_u.mean(axis=0)
+    sc = math.sqrt(2) / max(np.mean(np.linalg.norm(pts_u - m, axis=1)), 1e-9)
+    T = np.array([[sc, 0, -sc * m[0]], [0, sc, -sc * m[1]], [0, 0, 1]])
+    p = np.column_stack([(pts_u - m) * sc, np.ones(len(pts_u))])
+    # board side normalisation: b' = (b - 10) / 10
+    Tb = np.array([[0.1, 0, -1.0], [0, 0.1, -1.0], [0, 0, 1]])
+    cn = (const - 10.0) / 10.0
+    A = np.zeros((len(p), 9))
+    for ax in (0, 1):
+        sel = axis == ax
+        A[sel, 3 * ax : 3 * ax + 3] = p[sel]
+        A[sel, 6:9] = -cn[sel, None] * p[sel]
+    # the constraints fix 8 dof only when both families are present
+    _, _, vt = np.linalg.svd(A, full_matrices=False)
+    Hn = vt[-1].reshape(3, 3)
+    H = np.linalg.inv(Tb) @ Hn @ T
+    H = H / H[2, 2]
+    if np.sign(np.linalg.det(H)) != np.sign(np.linalg.det(H_init)):
+        return H_init
+    return H
+
+
+# --------------------------------------------------------------------------------------------
+# the lens estimated from the drawn lines
+# --------------------------------------------------------------------------------------------
+
+
+def refit_board(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None,
+                board_params: BoardParams | None = None) -> BoardFit:
+    """The same board found again through the lens model `intrinsics` by the same method
+    (given corners, ArUco markers or the drawn lines)."""
+    board_params = board_params or BoardParams()
+    gray = as_gray(frame)
+    if board.method == "corners":
+        return fit_from_corners(board.corners_px, board.game, intrinsics)
+    if board.method == "aruco":
+        return find_board_aruco(gray, board.game, intrinsics)
+    if board.method == "lines":
+        # start from the present fit's corners, undistorted
+        H0 = homography_from_corners(board.corners_px, board.game, intrinsics)
+        return refine_dition(gray, H0, board_params, intrinsics, passes=2)
+    raise ValueError(f"cannot refit a board found by {board.method!r}")
+
+
+def with_estimated_lens(
+    frame: np.ndarray,
+    board: BoardFit,
+    params: LensParams = LensParams(),
+    board_params: BoardParams | None = None,
+) -> BoardFit:
+    """`board` re-fitted through a lens model estimated from the drawn lines, marked
+    extra["lens"] = "estimated" with extra["intrinsics"]; or `board` marked
+    extra["lens"] = "none" when no reliable estimate exists (the plain homography stays)."""
+    if board.game != "dition" or board_intrinsics(board) is not None:
+        return board
+    board_params = board_params or BoardParams()
+    gray = as_gray(frame)
+    h, w = gray.shape
+    est = estimate_intrinsics_from_board(gray, board, params)
+    if est is None:
+        # the plain homography may miss the bowed lines by more than a profile's half-length
+        # (markers outside the corners extrapolate the distortion): search wider
+        wide = replace(params, profile_halfwidth_board=params.first_profile_halfwidth_board)
+        est = estimate_intrinsics_from_board(gray, board, wide)
+    fit = board
+    if est is not None:
+        try:
+            fit = refit_board(gray, board, est, board_params)
+        except BoardNotFoundError:  # the markers or lines are not found again: keep the plain fit
+            est = None
+    if est is not None and fit.method != "corners" and fit.support < board_params.min_support:
+        est, fit = None, board
+    if est is None:
+        return _marked(board, "none", None)
+    # second round: the lines sampled through the first model, the focal length from the
+    # corrected homography (the pixel mapping is kept: k rescaled with f)
+    f_new = estimate_focal_px(_marked(fit, "none", None), (w, h), params.default_hfov_deg)
+    est2 = estimate_intrinsics_from_board(gray, _marked(fit, "estimated", est), params, focal_px=f_new)
+    if est2 is not None:
+        # the second estimate is a correction on top of the first: sampled through est, its
+        # points are still captured pixels, so it stands on its own
+        try:
+            fit2 = refit_board(gray, board, est2, board_params)
+            if fit2.method == "corners" or fit2.support >= board_params.min_support:
+                est, fit = est2, fit2
+        except BoardNotFoundError:
+            pass
+    return _marked(fit, "estimated", est)
+
+
+def _marked(fit: BoardFit, lens: str, intrinsics: Intrinsics | None) -> BoardFit:
+    extra = {k: v for k, v in fit.extra.items() if k not in ("lens", "intrinsics")}
+    extra["lens"] = lens
+    if intrinsics is not None:
+        extra["intrinsics"] = intrinsics
+    return BoardFit(fit.corners_px, fit.H_image_to_board, fit.H_board_to_image, fit.game, fit.method,
+                    fit.residual_px, fit.support, extra)
