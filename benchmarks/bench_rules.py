@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from rules import dition as rd
+from rules import dition_analysis as da
 
 
 class Figure(NamedTuple):
@@ -148,30 +149,30 @@ def dition_figures() -> list[Figure]:
 
     board200, _ = dense_board(200, rng)
     hard = suicide_board()
-    assert rd.has_legal_placement(hard) and not rd.has_safe_placement(hard)
-    assert rd.has_safe_placement(board200)
+    assert da.has_legal_placement(hard) and not da.has_safe_placement(hard)
+    assert da.has_safe_placement(board200)
     rows += [
         timed(
             f"dition: danger map at 0.05 (381x381), {len(board200.discs)} discs",
-            lambda: rd.danger_map(board200, resolution=0.05),
+            lambda: da.danger_map(board200, resolution=0.05),
             "< 50 ms",
             15,
         ),
         timed(
             f"dition: any non-suicide placement? {len(board200.discs)} discs (yes)",
-            lambda: rd.has_safe_placement(board200),
+            lambda: da.has_safe_placement(board200),
             "< 50 ms",
             15,
         ),
         timed(
             f"dition: any non-suicide placement? {len(hard.discs)} discs (no: full search)",
-            lambda: rd.has_safe_placement(hard),
+            lambda: da.has_safe_placement(hard),
             "< 50 ms",
             15,
         ),
         timed(
             f"dition: any legal placement (tie rule)? {len(hard.discs)} discs (yes)",
-            lambda: rd.has_legal_placement(hard),
+            lambda: da.has_legal_placement(hard),
             "(info)",
             15,
         ),

@@ -27,6 +27,7 @@ from referee.errors import CommandError
 from referee.match_base import MatchBase
 from referee.matching import BoardDiff, SeenDisc, diff_discs
 from rules import dition as rd
+from rules import dition_analysis as da
 
 GAME = "dition"
 PLAYERS = ("black", "white")
@@ -487,13 +488,13 @@ class DitionMatch(MatchBase):
     def _after_move(self) -> list[dict[str, Any]]:
         """Once the board is right after a move: a tie, or a warning that all is suicide."""
         side = self.position.to_move
-        if not rd.has_legal_placement(self.position):
+        if not da.has_legal_placement(self.position):
             self.phase = "over"
             self.winner = None
             text = f"No legal placement is left for {side.value.capitalize()}: the match is a tie"
             self.instruction = {"kind": "over", "text": text, "highlight": []}
             return [{"type": "end", "winner": None, "reason": "no_legal_placement", "text": text}]
-        if not rd.has_safe_placement(self.position, side):
+        if not da.has_safe_placement(self.position, side):
             text = (
                 f"{side.value.capitalize()} to move: every legal placement is suicide "
                 "(see the danger map) — a move must still be made"

@@ -17,6 +17,7 @@ from typing import Any
 from referee.errors import CommandError
 from referee.match_base import MatchBase
 from rules import domination as rdom
+from rules.domination_infer import infer_moves
 
 GAME = "domination"
 
@@ -233,10 +234,10 @@ class DominationMatch(MatchBase):
                 unchanged = True
                 explained.append((h, []))
                 continue
-            cands = rdom.infer_moves(h.state, tops, heights, height_sigma)
+            cands = infer_moves(h.state, tops, heights, height_sigma)
             if not cands and heights:
                 # A height misread must not hide a move the tops explain on their own.
-                cands = rdom.infer_moves(h.state, tops)
+                cands = infer_moves(h.state, tops)
             if cands:
                 explained.append((h, cands))
         if unchanged and all(not c for _, c in explained):
@@ -291,7 +292,7 @@ class DominationMatch(MatchBase):
             mid, r1 = rdom.apply_move(h.state, first)
             if rdom.outcome(mid) is not None:
                 continue
-            for cand in rdom.infer_moves(mid, tops):
+            for cand in infer_moves(mid, tops):
                 after, r2 = rdom.apply_move(mid, cand.move)
                 if all(f.state != after for f in found):
                     found.append(_Hypothesis(after, h.moves + (first, cand.move),

@@ -16,6 +16,7 @@ import numpy as np
 
 from rules import dition as rd
 from rules import domination as rdom
+from rules.domination_infer import infer_moves
 
 #: A generated placement stays this far from the thresholds, so a demo never needs the players.
 CLEAR_MARGIN = 0.12
@@ -158,7 +159,7 @@ def generate_domination_match(
                 after, result = rdom.apply_move(state, move)
                 if _tops(after) == _tops(state):
                     continue  # invisible
-                if len(rdom.infer_moves(state, _tops(after))) != 1:
+                if len(infer_moves(state, _tops(after))) != 1:
                     continue  # keep the demo free of questions
                 score = rng.random()
                 score += 2.0 * len(result.removed)

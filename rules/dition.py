@@ -14,8 +14,8 @@ formula, so they agree to the last bit. Only the existence questions of the anal
 (`has_legal_placement`, `has_safe_placement`) use a documented slack, see `seeds/dition.md`.
 
 Vocabulary first: colours, board constants, discs, positions; then the judgement
-(`check_placement`, `apply_placement`), camera-reading checks (`status`, `borderline_pairs`) and the
-analysis entry points (`danger_map`, `has_safe_placement`, `has_legal_placement`), which live in
+(`check_placement`, `apply_placement`) and camera-reading checks (`status`, `borderline_pairs`).
+The analysis (`danger_map`, `has_safe_placement`, `has_legal_placement`) sits above this engine in
 `rules.dition_analysis`.
 """
 
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum, IntFlag, StrEnum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -36,9 +36,6 @@ from rules.errors import (
     InvalidNotationError,
     InvalidParameterError,
 )
-
-if TYPE_CHECKING:
-    from rules.dition_analysis import Placement
 
 
 class Colour(StrEnum):
@@ -68,7 +65,8 @@ RANGE_SQ = RANGE_DISTANCE * RANGE_DISTANCE
 DISAPPEAR_COUNT = 4  #: a disc within range of this many opponent discs disappears
 
 
-def _coordinate(value: Any, name: str, error: type[ValueError] = InvalidDiscError) -> float:
+def parse_coordinate(value: Any, name: str, error: type[ValueError] = InvalidDiscError) -> float:
+    """`value` as a finite float; `error` naming `name` otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise error(f"{name} must be a number, got {value!r}")
     number = float(value)
@@ -77,7 +75,8 @@ def _coordinate(value: Any, name: str, error: type[ValueError] = InvalidDiscErro
     return number
 
 
-def _colour(value: Any, name: str) -> Colour:
+def parse_colour(value: Any, name: str) -> Colour:
+    """`value` as a Colour; InvalidDiscError naming `name` otherwise."""
     if isinstance(value, Colour):
         return value
     try:
@@ -95,9 +94,9 @@ class Disc:
     colour: Colour
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "x", _coordinate(self.x, "disc x"))
-        object.__setattr__(self, "y", _coordinate(self.y, "disc y"))
-        object.__setattr__(self, "colour", _colour(self.colour, "disc colour"))
+        object.__setattr__(self, "x", parse_coordinate(self.x, "disc x"))
+        object.__setattr__(self, "y", parse_coordinate(self.y, "disc y"))
+        object.__setattr__(self, "colour", parse_colour(self.colour, "disc colour"))
 
     def __repr__(self) -> str:
         return f"Disc({self.x!r}, {self.y!r}, {self.colour!r})"
@@ -137,9 +136,9 @@ class Position:
             if not isinstance(disc, Disc):
                 raise InvalidDiscError(f"disc {i} must be a Disc, got {disc!r}")
         object.__setattr__(self, "discs", discs)
-        object.__setattr__(self, "to_move", _colour(self.to_move, "to_move"))
+        object.__setattr__(self, "to_move", parse_colour(self.to_move, "to_move"))
         if self.winner is not None:
-            object.__setattr__(self, "winner", _colour(self.winner, "winner"))
+            object.__setattr__(self, "winner", parse_colour(self.winner, "winner"))
         number = self.move_number
         if isinstance(number, bool) or not isinstance(number, (int, np.integer)) or number < 1:
             raise InvalidDiscError(f"move_number must be an integer >= 1, got {number!r}")
@@ -213,8 +212,8 @@ class Position:
                 raise InvalidNotationError(f"line {n}: unexpected header field {item!r}")
             header[key] = value
         try:
-            to_move = _colour(header.get("to_move", "black"), "to_move")
-            winner = _colour(header["winner"], "winner") if "winner" in header else None
+            to_move = parse_colour(header.get("to_move", "black"), "to_move")
+            winner = parse_colour(header["winner"], "winner") if "winner" in header else None
             move_number = int(header.get("move", "1"))
         except (InvalidDiscError, ValueError) as exc:
             raise InvalidNotationError(f"line {n}: {exc}") from None
@@ -224,7 +223,7 @@ class Position:
             if len(parts) != 3:
                 raise InvalidNotationError(f"line {n}: expected 'colour x y', got {line!r}")
             try:
-                discs.append(Disc(float(parts[1]), float(parts[2]), _colour(parts[0], "colour")))
+                discs.append(Disc(float(parts[1]), float(parts[2]), parse_colour(parts[0], "colour")))
             except ValueError as exc:
                 raise InvalidNotationError(f"line {n}: {line!r}: {exc}") from None
         try:
@@ -345,7 +344,7 @@ def check_placement(position: Position, x: float, y: float) -> Legality:
     Checked in this order: the game is over; the disc would not lie wholly on the board
     (`0.5 <= x, y <= 19.5`, inclusive); it would overlap a disc (centre distance < 1; touching at
     exactly 1 is allowed)."""
-    return _check(position, _coordinate(x, "placement x"), _coordinate(y, "placement y"))[0]
+    return _check(position, parse_coordinate(x, "placement x"), parse_coordinate(y, "placement y"))[0]
 
 
 def _check(position: Position, x: float, y: float) -> tuple[Legality, np.ndarray | None]:
@@ -397,8 +396,8 @@ def judge_placement(position: Position, x: float, y: float) -> Verdict:
     4+ opponent discs are within range of it; an opponent disc goes if it is within range of the
     placed disc and 4+ discs of the mover (the placed one included) are within range of it. Other
     discs' neighbourhoods do not change, so they cannot qualify; nothing cascades."""
-    x = _coordinate(x, "placement x")
-    y = _coordinate(y, "placement y")
+    x = parse_coordinate(x, "placement x")
+    y = parse_coordinate(y, "placement y")
     legality, d2 = _check(position, x, y)
     if not legality.legal:
         raise IllegalPlacementError(
@@ -559,7 +558,7 @@ def borderline_pairs(
 
     The range threshold matters only between discs of different colours, so by default same-colour
     pairs are reported only near 1. Sorted by closeness to the threshold, then by (i, j)."""
-    tol = _coordinate(tolerance, "tolerance", InvalidParameterError)
+    tol = parse_coordinate(tolerance, "tolerance", InvalidParameterError)
     if tol < 0:
         raise InvalidParameterError(f"tolerance must be >= 0, got {tol!r}")
     position = _discs_of(discs)
@@ -627,41 +626,3 @@ class DangerMap:
             "grid": self.codes.tolist(),
             "codes": {d.name.lower(): int(d) for d in Danger},
         }
-
-
-def danger_map(
-    position: Position, colour: Colour | None = None, resolution: float = 0.05
-) -> DangerMap:
-    """For every grid point: illegal, suicide, sacrifice, capture or safe for `colour` (default:
-    the side to move). Exactly what `judge_placement` would say at each grid point."""
-    from rules.dition_analysis import danger_map as _danger_map
-
-    return _danger_map(position, colour, resolution)
-
-
-def has_legal_placement(position: Position) -> bool:
-    """Whether any disc can still be placed (the tie rule: if not, the game is a tie)."""
-    from rules.dition_analysis import find_legal_placement
-
-    return find_legal_placement(position) is not None
-
-
-def has_safe_placement(position: Position, colour: Colour | None = None) -> bool:
-    """Whether `colour` (default: the side to move) has a legal placement that is not suicide."""
-    from rules.dition_analysis import find_safe_placement
-
-    return find_safe_placement(position, colour) is not None
-
-
-def find_safe_placement(position: Position, colour: Colour | None = None) -> Placement | None:
-    """A legal non-suicide placement for `colour`, or None; see `rules.dition_analysis`."""
-    from rules.dition_analysis import find_safe_placement as _find
-
-    return _find(position, colour)
-
-
-def find_legal_placement(position: Position) -> Placement | None:
-    """A legal placement, or None (then the game is a tie); see `rules.dition_analysis`."""
-    from rules.dition_analysis import find_legal_placement as _find
-
-    return _find(position)

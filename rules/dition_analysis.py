@@ -47,11 +47,11 @@ from rules.dition import (
     DangerMap,
     Outcome,
     Position,
-    _colour,
-    _coordinate,
     check_placement,
     judge_placement,
     opponent_counts,
+    parse_colour,
+    parse_coordinate,
 )
 from rules.errors import InvalidParameterError
 
@@ -141,8 +141,8 @@ def danger_map(
     position: Position, colour: Colour | None = None, resolution: float = 0.05
 ) -> DangerMap:
     """See `rules.dition.danger_map`."""
-    side = position.to_move if colour is None else _colour(colour, "colour")
-    res = _coordinate(resolution, "resolution", InvalidParameterError)
+    side = position.to_move if colour is None else parse_colour(colour, "colour")
+    res = parse_coordinate(resolution, "resolution", InvalidParameterError)
     if not MIN_RESOLUTION <= res <= CENTRE_MAX - CENTRE_MIN:
         raise InvalidParameterError(
             f"resolution must lie in [{MIN_RESOLUTION}, {CENTRE_MAX - CENTRE_MIN:g}] board "
@@ -399,7 +399,17 @@ def find_safe_placement(position: Position, colour: Colour | None = None) -> Pla
 
     Non-suicide means the placed disc has at most 3 opponent discs within range, or it removes at
     least one opponent disc (a sacrifice is not suicide). None is exact; see the module notes."""
-    side = position.to_move if colour is None else _colour(colour, "colour")
+    side = position.to_move if colour is None else parse_colour(colour, "colour")
     if _find(position, side, safe=False) is None:
         return None  # no legal placement at all (cheap to decide): none that is safe either
     return _find(position, side, safe=True)
+
+
+def has_legal_placement(position: Position) -> bool:
+    """Whether any disc can still be placed (the tie rule: if not, the game is a tie)."""
+    return find_legal_placement(position) is not None
+
+
+def has_safe_placement(position: Position, colour: Colour | None = None) -> bool:
+    """Whether `colour` (default: the side to move) has a legal placement that is not suicide."""
+    return find_safe_placement(position, colour) is not None

@@ -21,7 +21,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from rules.errors import IllegalMoveError, InvalidNotationError, InvalidStateError
 
@@ -626,8 +625,6 @@ def _can_move(state: State, index: int) -> bool:
 def legal_moves(state: State) -> list[Move]:
     """Every legal move of the player to move (empty when the game is over)."""
     if state.in_swap_phase:
-        from rules.domination_swap import legal_swaps
-
         return legal_swaps(state)
     if outcome(state) is not None:
         return []
@@ -657,8 +654,6 @@ def check_move(state: State, move: Move) -> str | None:
             return _bad_cell_text(name)
     me = state.to_move
     if state.in_swap_phase:
-        from rules.domination_swap import check_swap
-
         return check_swap(state, move)
     if move.kind is MoveKind.SWAP:
         return "a swap is only allowed before the game with the anti-symmetry option"
@@ -699,18 +694,17 @@ def apply_move(state: State, move: Move) -> tuple[State, MoveResult]:
         raise IllegalMoveError(
             f"illegal move {move!r} ({reason}) in position:\n{state.to_text()}"
         )
-    return _apply_unchecked(state, move)
+    return apply_legal_move(state, move)
 
 
-def _apply_unchecked(state: State, move: Move) -> tuple[State, MoveResult]:
+def apply_legal_move(state: State, move: Move) -> tuple[State, MoveResult]:
+    """`apply_move` for a move already known to be legal (no check; the inference's inner loop)."""
     p = state.players
     me = state.to_move
     mi = p.index(me)
     board = list(state.board)
     reserves = list(state.reserve_counts)
     if move.kind is MoveKind.SWAP:
-        from rules.domination_swap import swap_board
-
         board = swap_board(state, move)
         nxt = p[(mi + 1) % len(p)]
         new = State(tuple(board), state.reserve_counts, state.capture_counts, nxt,
@@ -824,24 +818,88 @@ def status(state: State, totals: Mapping[str, int] | None = None) -> Status:
     return flags
 
 
-# Inference lives in its own module; re-exported lazily here as INTERFACES.md promises.
-if TYPE_CHECKING:
-    from rules.domination_infer import Candidate, InferParams, infer_moves, moves_explaining
+# ----------------------------------------------------------------------------------------------
+# Sackson's anti-symmetry option: the pre-game swap
+# ----------------------------------------------------------------------------------------------
+# Sackson's anti-symmetry option for 2 players: the pre-game swap of one piece each.
+#
+# Without it the second player can at least draw by copying every move in mirror image (Paul
+# Yearout's observation, reported by Martin Gardner). With `Variant(anti_symmetry=True)` the first
+# two moves of the game are swaps: the player to move exchanges one piece on top of a stack of his
+# with the top piece of one of the opponent's stacks (`Move.swap(own_cell, other_cell)`). The
+# second swap must not give a position that is symmetric again, that is: no rotation or mirror
+# of the board maps the position onto itself with the two colours exchanged.
 
-_INFER_NAMES = ("Candidate", "InferParams", "infer_moves", "moves_explaining")
+
+def _symmetries() -> tuple[tuple[int, ...], ...]:
+    """The 7 non-identity symmetries of the board as permutations of cell indices."""
+    maps = (
+        lambda f, r: (7 - r, f), lambda f, r: (7 - f, 7 - r), lambda f, r: (r, 7 - f),
+        lambda f, r: (7 - f, r), lambda f, r: (f, 7 - r), lambda f, r: (r, f),
+        lambda f, r: (7 - r, 7 - f),
+    )
+    out = []
+    for m in maps:
+        perm = []
+        for cell in CELLS:
+            f2, r2 = m(FILES.index(cell[0]), int(cell[1]) - 1)
+            perm.append(CELL_INDEX[FILES[f2] + str(r2 + 1)])
+        out.append(tuple(perm))
+    return tuple(out)
 
 
-def __getattr__(name: str) -> object:
-    if name in _INFER_NAMES:
-        from rules import domination_infer
+SYMMETRIES = _symmetries()
 
-        return getattr(domination_infer, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def is_colour_symmetric(board: tuple[str, ...], a: str, b: str) -> bool:
+    """True when some board symmetry maps `board` onto itself with colours a and b exchanged."""
+    table = str.maketrans(a + b, b + a)
+    swapped = [s.translate(table) for s in board]
+    return any(
+        all(board[perm[i]] == swapped[i] for i in range(N_CELLS)) for perm in SYMMETRIES
+    )
+
+
+def swap_board(state: State, move: Move) -> list[str]:
+    """The board after the swap `move` (no check)."""
+    board = list(state.board)
+    i, j = CELL_INDEX[move.from_cell], CELL_INDEX[move.to_cell]  # type: ignore[index]
+    board[i], board[j] = board[i][:-1] + board[j][-1], board[j][:-1] + board[i][-1]
+    return board
+
+
+def check_swap(state: State, move: Move) -> str | None:
+    """Why the swap `move` is illegal in the swap phase of `state`, or None."""
+    if move.kind is not MoveKind.SWAP:
+        return (f"with the anti-symmetry option the first two moves are swaps "
+                f"(move {state.move_number + 1} must be Move.swap(own_cell, other_cell))")
+    me = state.to_move
+    own, other = state.board[CELL_INDEX[move.from_cell]], state.board[CELL_INDEX[move.to_cell]]  # type: ignore[index]
+    if not own or own[-1] != me:
+        return f"{move.from_cell} does not hold a piece of {me} on top"
+    if not other or other[-1] == me:
+        return f"{move.to_cell} does not hold an opponent's piece on top"
+    if state.move_number == 1:
+        a, b = state.players
+        if is_colour_symmetric(tuple(swap_board(state, move)), a, b):
+            return f"swapping {move.from_cell} and {move.to_cell} restores the symmetry"
+    return None
+
+
+def legal_swaps(state: State) -> list[Move]:
+    """Every legal swap of the player to move (the swap phase)."""
+    me = state.to_move
+    own = [c for c, s in zip(CELLS, state.board, strict=True) if s and s[-1] == me]
+    other = [c for c, s in zip(CELLS, state.board, strict=True) if s and s[-1] != me]
+    moves = [Move.swap(a, b) for a in own for b in other]
+    if state.move_number == 1:
+        moves = [m for m in moves if check_swap(state, m) is None]
+    return moves
 
 
 __all__ = [
     "CAPTURE_TARGET", "CELLS", "CELL_INDEX", "CUT_CELLS", "DEFAULT_PLAYERS", "MAX_HEIGHT",
-    "PIECES_PER_PLAYER", "Candidate", "InferParams", "Move", "MoveKind", "MoveResult", "Outcome", "State",
-    "Status", "Termination", "Variant", "apply_move", "cell_centre", "check_move", "infer_moves",
-    "legal_moves", "moves_explaining", "outcome", "status",
+    "PIECES_PER_PLAYER", "Move", "MoveKind", "MoveResult", "Outcome", "State",
+    "Status", "Termination", "Variant", "apply_move", "cell_centre", "check_move",
+    "legal_moves", "outcome", "status",
 ]

@@ -28,7 +28,7 @@ from rules.domination import (
     Move,
     MoveKind,
     State,
-    _apply_unchecked,
+    apply_legal_move,
     legal_moves,
 )
 from rules.errors import InvalidObservationError
@@ -186,7 +186,7 @@ def infer_moves(
             top == (board[i][-1] if board[i] else EMPTY)
             for i, top in zip(cells, tops, strict=True)
         )
-        after, _ = _apply_unchecked(state, move)
+        after, _ = apply_legal_move(state, move)
         score = round(ll - params.mismatch_penalty * bad, 9)  # drop float cancellation noise
         out.append(Candidate(move, after, score, invisible, bad))
     out.sort(key=lambda c: (-c.score, c.invisible))

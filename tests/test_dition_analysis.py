@@ -33,7 +33,7 @@ def judged_code(position: rd.Position, colour: rd.Colour, x: float, y: float) ->
 def assert_map_matches_judge(
     position: rd.Position, colour: rd.Colour, resolution: float, sample: np.ndarray | None = None
 ) -> rd.DangerMap:
-    dmap = rd.danger_map(position, colour, resolution)
+    dmap = da.danger_map(position, colour, resolution)
     assert dmap.codes.shape == (len(dmap.y), len(dmap.x))
     points = [(iy, ix) for iy in range(len(dmap.y)) for ix in range(len(dmap.x))]
     if sample is not None:
@@ -77,23 +77,23 @@ def test_danger_map_equals_the_judge_at_every_grid_point(colour: rd.Colour) -> N
 
 
 def test_danger_map_of_an_empty_board_and_a_finished_game() -> None:
-    dmap = rd.danger_map(rd.Position.empty())
+    dmap = da.danger_map(rd.Position.empty())
     assert dmap.x[0] == 0.5 and dmap.x[-1] == 19.5 and len(dmap.x) == 381
     assert (dmap.codes == rd.Danger.SAFE).all()
     over = rd.Position((), W, 9, winner=B)
-    assert (rd.danger_map(over, resolution=1.0).codes == rd.Danger.ILLEGAL).all()
+    assert (da.danger_map(over, resolution=1.0).codes == rd.Danger.ILLEGAL).all()
 
 
 def test_danger_map_area_of_a_single_disc() -> None:
     # the overlap region of one disc is the open unit disc round it: area pi
-    dmap = rd.danger_map(rd.Position((rd.Disc(10.0, 10.0, W),)), B, 0.02)
+    dmap = da.danger_map(rd.Position((rd.Disc(10.0, 10.0, W),)), B, 0.02)
     area = dmap.counts()["illegal"] * dmap.resolution**2
     assert area == pytest.approx(math.pi, rel=0.01)
 
 
 def test_danger_map_grid_can_be_read_by_a_browser() -> None:
     position = rd.Position.from_diagram(GOLDEN, origin=(6.5, 7.5))
-    payload = json.loads(json.dumps(rd.danger_map(position, resolution=0.5).to_dict()))
+    payload = json.loads(json.dumps(da.danger_map(position, resolution=0.5).to_dict()))
     assert payload["resolution"] == 0.5 and payload["x0"] == 0.5
     assert len(payload["grid"]) == 39 and len(payload["grid"][0]) == 39
     assert payload["codes"]["suicide"] == int(rd.Danger.SUICIDE)
@@ -102,7 +102,7 @@ def test_danger_map_grid_can_be_read_by_a_browser() -> None:
 @pytest.mark.parametrize("resolution", [0.0, -1.0, 0.001, 25.0, math.nan])
 def test_bad_resolution_is_rejected(resolution: float) -> None:
     with pytest.raises(InvalidParameterError, match="resolution"):
-        rd.danger_map(rd.Position.empty(), resolution=resolution)
+        da.danger_map(rd.Position.empty(), resolution=resolution)
 
 
 coords = st.integers(0, 19 * 8).map(lambda k: 0.5 + k / 8)
@@ -131,22 +131,22 @@ def test_danger_map_matches_the_judge_on_random_boards(position: rd.Position, se
 
 # --- existence of legal and safe placements ---------------------------------------------------
 def test_empty_board_has_room() -> None:
-    assert rd.has_legal_placement(rd.Position.empty())
-    assert rd.has_safe_placement(rd.Position.empty(), W)
+    assert da.has_legal_placement(rd.Position.empty())
+    assert da.has_safe_placement(rd.Position.empty(), W)
 
 
 def test_a_full_board_is_a_tie() -> None:
     full = rd.Position(lattice())
     assert rd.status(full).valid
-    assert not rd.has_legal_placement(full)
-    assert not rd.has_safe_placement(full)
-    assert rd.find_legal_placement(full) is None
+    assert not da.has_legal_placement(full)
+    assert not da.has_safe_placement(full)
+    assert da.find_legal_placement(full) is None
 
 
 def test_a_single_hole_is_found_exactly() -> None:
     # the only legal centre is one point, touching four discs: found and verified exactly
     position = rd.Position(lattice(holes={(9, 13)}))
-    witness = rd.find_legal_placement(position)
+    witness = da.find_legal_placement(position)
     assert witness == da.Placement(9.5, 13.5, True)
     assert rd.check_placement(position, witness.x, witness.y).legal
 
@@ -154,17 +154,17 @@ def test_a_single_hole_is_found_exactly() -> None:
 def test_every_legal_placement_is_suicide() -> None:
     # black to move on a white board with one hole: 8 white discs within range of the hole
     position = rd.Position(lattice(holes={(9, 9)}), B)
-    assert rd.has_legal_placement(position)
-    assert not rd.has_safe_placement(position)
-    assert rd.has_safe_placement(position, W)  # for white the hole is a safe spot
+    assert da.has_legal_placement(position)
+    assert not da.has_safe_placement(position)
+    assert da.has_safe_placement(position, W)  # for white the hole is a safe spot
 
 
 def test_a_sacrifice_is_not_suicide() -> None:
     # three black discs next to the white disc right of the hole: filling the hole kills it
     blacks = {(11, 9), (10, 8), (10, 10)}
     position = rd.Position(lattice(lambda i, j: B if (i, j) in blacks else W, holes={(9, 9)}), B)
-    assert rd.has_safe_placement(position)
-    witness = rd.find_safe_placement(position)
+    assert da.has_safe_placement(position)
+    witness = da.find_safe_placement(position)
     assert witness is not None and witness.exact and (witness.x, witness.y) == (9.5, 9.5)
     assert rd.judge_placement(position, 9.5, 9.5).outcome is rd.Outcome.SACRIFICE
 
@@ -176,7 +176,7 @@ def test_the_documented_limit_a_kill_exactly_at_the_threshold() -> None:
     blacks = {(12, 9), (11, 8), (11, 10)}
     position = rd.Position(lattice(lambda i, j: B if (i, j) in blacks else W, holes={(9, 9)}), B)
     assert rd.judge_placement(position, 9.5, 9.5).outcome is rd.Outcome.SUICIDE
-    assert rd.find_safe_placement(position) == da.Placement(9.5, 9.5, False)
+    assert da.find_safe_placement(position) == da.Placement(9.5, 9.5, False)
 
 
 def test_a_tangency_point_between_circles_is_found() -> None:
@@ -184,7 +184,7 @@ def test_a_tangency_point_between_circles_is_found() -> None:
     discs = [d for d in lattice() if not (d.y == 10.5 and 8.5 <= d.x <= 10.5)]
     discs += [rd.Disc(8.5, 10.5, W), rd.Disc(10.5, 10.5, W)]
     position = rd.Position(tuple(discs))
-    witness = rd.find_legal_placement(position)
+    witness = da.find_legal_placement(position)
     assert witness == da.Placement(9.5, 10.5, True)
 
 
@@ -205,15 +205,15 @@ def lattices_with_isolated_holes(draw: st.DrawFn) -> rd.Position:
 @settings(max_examples=40, deadline=None)
 @given(lattices_with_isolated_holes())
 def test_existence_is_exact_on_lattices_with_holes(position: rd.Position) -> None:
-    codes = rd.danger_map(position, resolution=0.5).codes
+    codes = da.danger_map(position, resolution=0.5).codes
     holes = 400 - len(position.discs)
-    assert rd.has_legal_placement(position) is (holes > 0)
+    assert da.has_legal_placement(position) is (holes > 0)
     assert int((codes != rd.Danger.ILLEGAL).sum()) == holes
     non_suicide = bool(
         np.isin(codes, [rd.Danger.SAFE, rd.Danger.CAPTURE, rd.Danger.SACRIFICE]).any()
     )
-    witness = rd.find_safe_placement(position)
-    assert rd.has_safe_placement(position) is (witness is not None)
+    witness = da.find_safe_placement(position)
+    assert da.has_safe_placement(position) is (witness is not None)
     if non_suicide:  # a hole is a good spot: found, and verified exactly
         assert witness is not None and witness.exact
         assert rd.judge_placement(position, witness.x, witness.y).outcome is not rd.Outcome.SUICIDE
@@ -244,12 +244,12 @@ def walled_windows(draw: st.DrawFn) -> rd.Position:
 @settings(max_examples=30, deadline=None)
 @given(walled_windows())
 def test_existence_agrees_with_a_fine_danger_map(position: rd.Position) -> None:
-    dmap = rd.danger_map(position, resolution=0.05)
+    dmap = da.danger_map(position, resolution=0.05)
     legal_cell = bool((dmap.codes != rd.Danger.ILLEGAL).any())
     safe_cell = bool(
         np.isin(dmap.codes, [rd.Danger.SAFE, rd.Danger.CAPTURE, rd.Danger.SACRIFICE]).any()
     )
-    legal, safe = rd.find_legal_placement(position), rd.find_safe_placement(position)
+    legal, safe = da.find_legal_placement(position), da.find_safe_placement(position)
     # a grid point is a real placement, so the exact existence answer cannot be "no"
     assert legal is not None or not legal_cell
     assert safe is not None or not safe_cell
@@ -273,7 +273,7 @@ def test_danger_map_matches_the_judge_for_arbitrary_floats(rng: np.random.Genera
         position = rd.Position(tuple(discs), W)
         # resolution 0.03: grid points fall at all sorts of distances, some within 1e-3 of 1, 2;
         # sampled where the discs are
-        axis = rd.danger_map(position, resolution=0.03).x
+        axis = da.danger_map(position, resolution=0.03).x
         near = np.flatnonzero((axis > 2.5) & (axis < 10.5))
         iy, ix = rng.choice(near, 1500), rng.choice(near, 1500)
         assert_map_matches_judge(position, W, 0.03, iy * len(axis) + ix)

@@ -9,6 +9,7 @@ from referee import scripts
 from referee.domination_match import DominationMatch, tops_of
 from referee.errors import CommandError
 from rules import domination as rdom
+from rules.domination_infer import infer_moves
 
 
 def types(events):
@@ -108,7 +109,7 @@ def test_the_next_move_can_settle_an_ambiguity() -> None:
         # a next move that only the true hypothesis explains
         for nxt in rdom.legal_moves(truth):
             after, _ = rdom.apply_move(truth, nxt)
-            if all(not rdom.infer_moves(o, tops_of(after)) for o in others):
+            if all(not infer_moves(o, tops_of(after)) for o in others):
                 m = DominationMatch(state, players=state.players)
                 assert types(m.observe(tops)) == ["question"]
                 ev = m.observe(tops_of(after))

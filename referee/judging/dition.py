@@ -26,6 +26,7 @@ import numpy as np
 
 from referee.errors import JudgeInputError
 from rules import dition as rd
+from rules import dition_analysis as da
 
 GAME = "dition"
 
@@ -162,9 +163,9 @@ def judge(obj: dict[str, Any]) -> dict[str, Any]:
         "warnings": warnings,
     }
     if verdict.winner is None:
-        if not rd.has_legal_placement(after):
+        if not da.has_legal_placement(after):
             answer["tie"] = True
-        elif not rd.has_safe_placement(after):
+        elif not da.has_safe_placement(after):
             answer["all_suicide"] = True
     if tolerance is not None:
         answer["borderline"] = _borderline(position, x, y, tolerance)
