@@ -24,7 +24,8 @@ from referee.dition_match import DitionMatch
 from referee.domination_match import DominationMatch
 from referee.log import MatchLog
 from referee.loop import Referee
-from referee.simtable import Pace, scripted_match
+from referee.simsteps import Pace
+from referee.simtable import scripted_match
 
 
 def measure(game: str, seed: int, fps: float, size: tuple[int, int]) -> tuple[list[float], list[float]]:

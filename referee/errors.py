@@ -20,3 +20,7 @@ class SourceSpecError(RefereeError, ValueError):
 
 class JudgeInputError(RefereeError, ValueError):
     """A `referee judge` input line that is not a well-formed request (the message names why)."""
+
+
+class UnknownGameError(CommandError):
+    """A game name the registry does not know (code "bad_game"; the message lists the known)."""

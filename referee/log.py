@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from referee.errors import RefereeError
+from referee.games.base import Game
+from referee.games.registry import find_game
+from referee.notation import move_text
 
 SCHEMA_VERSION = 1
 
@@ -366,7 +369,7 @@ def _events_csv(events: Sequence[EventRecord]) -> str:
                 p.get("colour", ""),
                 p.get("x", ""),
                 p.get("y", ""),
-                _move_text(move) if isinstance(move, Mapping) else "",
+                move_text(move) if isinstance(move, Mapping) else "",
                 p.get("outcome", ""),
                 json.dumps(p["removed"]) if "removed" in p else "",
                 p.get("text", ""),
@@ -375,14 +378,9 @@ def _events_csv(events: Sequence[EventRecord]) -> str:
     return out.getvalue()
 
 
-def _move_text(move: Mapping[str, Any]) -> str:
-    if "place" in move:
-        return f"+{move['place']}"
-    return f"{move.get('from')}-{move.get('to')}x{move.get('count')}"
-
-
 def game_record_lines(record: MatchRecord, events: Sequence[EventRecord]) -> Iterator[str]:
     """A readable game record, one line per move, for club archives."""
+    game = find_game(record.game) or Game()
     yield f"Match {record.id}: {record.game} ({record.variant})"
     yield f"Players: {', '.join(record.players)}"
     yield f"Started: {record.started_at}"
@@ -391,18 +389,7 @@ def game_record_lines(record: MatchRecord, events: Sequence[EventRecord]) -> Ite
         p = e.payload
         if e.type == "move":
             number += 1
-            if record.game == "dition":
-                removed = p.get("removed") or []
-                line = f"{number:3d}. {p.get('colour', '?'):<5} ({p['x']:.2f}, {p['y']:.2f})"
-                line += f"  {p.get('outcome', '')}"
-                if removed:
-                    pts = ", ".join(f"({x:.2f}, {y:.2f})" for x, y in removed)
-                    line += f"  removes {len(removed)}: {pts}"
-            else:
-                line = f"{number:3d}. {p.get('colour', '?')} {_move_text(p.get('move', {}))}"
-                if p.get("removed"):
-                    line += f"  off the bottom: {p['removed']}"
-            yield line
+            yield game.record_line(number, p)
         elif e.type in ("answer", "correction", "undo", "draw"):
             yield f"     [{e.type}] {p.get('text', '')}"
         elif e.type == "end":

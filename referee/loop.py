@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import cv2
 import numpy as np
 
-from referee.dition_match import DitionMatch
-from referee.domination_match import DominationMatch
+from referee.games.base import Reading
+from referee.games.registry import get_game
 from referee.log import MatchLog
-from referee.matching import SeenDisc, diff_discs
-from vision import board as vboard
 from vision.errors import VisionError
-from vision.geometry import fit_from_corners
 
 SNAPSHOT_EVENTS = {"move", "illegal", "end", "answer", "question", "warning", "start", "resolved"}
 
@@ -38,27 +35,7 @@ class LoopSettings:
     snapshot_quality: int = 80
 
 
-@dataclass
-class Reading:
-    """One settled reading, game-specific."""
-
-    discs: list[SeenDisc] = field(default_factory=list)
-    tops: dict[str, str] = field(default_factory=dict)
-    heights: dict[str, float] | None = None
-    height_sigma: dict[str, float] | None = None
-
-    def agrees(self, other: Reading | None, game: str) -> bool:
-        if other is None:
-            return False
-        if game == "domination":
-            return self.tops == other.tops
-        if len(self.discs) != len(other.discs):
-            return False
-        triples = [(d.x, d.y, d.colour) for d in other.discs]
-        return diff_discs(triples, self.discs, tolerance=0.15).same
-
-
-Match = DitionMatch | DominationMatch
+Match = Any  # the match state machine of the game (`Game.new_match`)
 Listener = Callable[[dict[str, Any]], None]
 
 
@@ -81,6 +58,7 @@ class Referee:
 
         self.match = match
         self.game = match.game
+        self.spec = get_game(match.game)
         self.log = log
         self.match_id = match_id
         self.corners_px = np.asarray(corners_px, dtype=float) if corners_px is not None else None
@@ -175,57 +153,39 @@ class Referee:
         self.last_reading = reading
         self.timings_ms = {"board": (t1 - t0) * 1e3, "scene": (t2 - t1) * 1e3,
                            "read": (t3 - t2) * 1e3}
-        if reading.agrees(self._candidate, self.game):
+        if reading.agrees(self._candidate):
             self._agree += 1
         else:
             self._candidate = reading
             self._agree = 1
         if self._agree < self.settings.agree_frames:
             return self.emit(events)
-        if reading.agrees(self._acted_on, self.game):
+        if reading.agrees(self._acted_on):
             return self.emit(events)  # nothing new since the last time we acted
         self._acted_on = reading
         events += self.feed(reading)
         return self.emit(events)
 
     def feed(self, reading: Reading) -> list[dict[str, Any]]:
-        if isinstance(self.match, DitionMatch):
-            return self.match.observe(reading.discs)
-        return self.match.observe(reading.tops, reading.heights, reading.height_sigma)
+        return self.spec.observe(self.match, reading)
 
     def _check_board(self, image: np.ndarray) -> list[dict[str, Any]]:
         """Has the board moved in the picture? Then find it again (given corners are kept)."""
         if self.corners_px is not None or self.board is None:
             return []
-        if self.game == "dition":
-            try:
-                moved = vboard.board_moved(self.board, image, intrinsics=self.intrinsics)
-            except VisionError:
-                moved = True
-            return self._locate_board(image) if moved else []
         return self._locate_board(image)
 
     def _locate_board(self, image: np.ndarray) -> list[dict[str, Any]]:
         previous = self.board
-        if previous is not None and self.game == "domination":
-            from vision.domination_board import domination_board_moved
-
-            try:
-                moved, tracked = domination_board_moved(image, previous,
-                                                        intrinsics=self.intrinsics)
-            except VisionError:
-                moved, tracked = True, None
+        if previous is not None:
+            moved, tracked = self.spec.track_board(image, previous, self.intrinsics)
             if not moved:
                 return []
             if tracked is not None:
                 return self._board_changed(previous, tracked)
         try:
-            board = vboard.find_board(
-                image,
-                game=self.game,
-                corners_px=self.corners_px,
-                intrinsics=self.intrinsics,
-            )
+            board = self.spec.find_board(image, corners_px=self.corners_px,
+                                         intrinsics=self.intrinsics)
         except VisionError as exc:
             if previous is None:
                 message = f"Board not found: {exc}"
@@ -241,15 +201,7 @@ class Referee:
         return self._board_changed(previous, board)
 
     def _board_changed(self, previous: Any, board: Any) -> list[dict[str, Any]]:
-        if self.game == "domination" and board.method not in ("aruco", "corners"):
-            # The cell pattern looks the same after a quarter turn: keep the corner order that
-            # is closest to the board we had, so that a8 stays a8 through a bump.
-            corners = np.asarray(board.corners_px, dtype=float)
-            best = min(range(4), key=lambda k: float(np.linalg.norm(
-                np.roll(corners, -k, axis=0) - previous.corners_px)))
-            if best:
-                board = fit_from_corners(np.roll(corners, -best, axis=0), "domination",
-                                                self.intrinsics)
+        board = self.spec.orient_board(previous, board, self.intrinsics)
         self.board = board
         shift = float(np.max(np.linalg.norm(board.corners_px - previous.corners_px, axis=1)))
         if shift > 3.0:
@@ -260,25 +212,4 @@ class Referee:
         return []
 
     def read(self, image: np.ndarray) -> Reading:
-        if self.game == "dition":
-            from vision.dition import detect_discs
-
-            discs = detect_discs(image, self.board, intrinsics=self.intrinsics)
-            return Reading(
-                discs=[
-                    SeenDisc(float(d.centre_board[0]), float(d.centre_board[1]), d.colour,
-                             float(d.sigma_board), float(d.confidence))
-                    for d in discs
-                ]
-            )
-        from vision.domination import read_tops
-
-        tops = read_tops(image, self.board, colours=self.colours, intrinsics=self.intrinsics)
-        heights = sigma = None
-        if tops.heights:
-            # Height estimates of occupied cells only, never claimed more certain than 0.05 piece.
-            occupied = [c for c, t in tops.tops.items() if t != "." and c in tops.heights]
-            heights = {c: float(tops.heights[c]) for c in occupied}
-            given = tops.height_sigma or {}
-            sigma = {c: max(float(given.get(c, 0.5)), 0.05) for c in occupied}
-        return Reading(tops=dict(tops.tops), heights=heights, height_sigma=sigma)
+        return self.spec.read(image, self.board, intrinsics=self.intrinsics, colours=self.colours)

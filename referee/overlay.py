@@ -22,23 +22,26 @@ ROLE_BGR = {
 _CIRCLE = np.stack([np.cos(np.linspace(0, 2 * np.pi, 40)), np.sin(np.linspace(0, 2 * np.pi, 40))], 1)
 
 
-def _to_image(H_board_to_image: np.ndarray, pts_board: np.ndarray) -> np.ndarray:
+def to_image(H_board_to_image: np.ndarray, pts_board: np.ndarray) -> np.ndarray:
+    """(N, 2) board units -> (N, 2) pixels through the board's homography."""
     pts = np.asarray(pts_board, dtype=np.float64).reshape(-1, 1, 2)
     return cv2.perspectiveTransform(pts, H_board_to_image).reshape(-1, 2)
 
 
-def _ring(img: np.ndarray, H: np.ndarray, x: float, y: float, r: float, bgr: tuple, t: int) -> None:
-    poly = _to_image(H, np.array([x, y]) + r * _CIRCLE)
+def ring(img: np.ndarray, H: np.ndarray, x: float, y: float, r: float, bgr: tuple, t: int) -> None:
+    """A circle of radius `r` (board units) around board point (x, y), drawn in place."""
+    outline(img, H, np.array([x, y]) + r * _CIRCLE, bgr, t)
+
+
+def outline(img: np.ndarray, H: np.ndarray, pts_board: np.ndarray, bgr: tuple, t: int) -> None:
+    """The closed polygon through `pts_board` (board units), drawn in place."""
+    poly = to_image(H, pts_board)
     cv2.polylines(img, [np.round(poly * 4).astype(np.int32)], True, bgr, t, cv2.LINE_AA, shift=2)
 
 
-def _cell_xy(cell: str) -> tuple[float, float]:
-    f = ord(cell[0]) - ord("a")
-    r = int(cell[1:])
-    return f + 0.5, 8 - r + 0.5
-
-
 def draw_overlay(frame: np.ndarray, referee: Any) -> np.ndarray:
+    """A copy of `frame` with the board outline, what the referee's game marks on it (its
+    `Game.draw`), the instruction and a hand warning."""
     img = frame.copy()
     board = referee.board
     h, w = img.shape[:2]
@@ -47,24 +50,7 @@ def draw_overlay(frame: np.ndarray, referee: Any) -> np.ndarray:
         H = np.asarray(board.H_board_to_image, dtype=np.float64)
         corners = np.round(np.asarray(board.corners_px) * 4).astype(np.int32)
         cv2.polylines(img, [corners], True, (60, 200, 60), thick, cv2.LINE_AA, shift=2)
-        reading = referee.last_reading
-        if referee.game == "dition":
-            if reading is not None:
-                for d in reading.discs:
-                    bgr = (30, 30, 30) if d.colour == "black" else (235, 235, 235)
-                    _ring(img, H, d.x, d.y, 0.56, bgr, thick)
-            for hl in referee.match.instruction.get("highlight", []):
-                if "x" in hl:
-                    bgr = ROLE_BGR.get(hl.get("role", ""), (0, 0, 255))
-                    _ring(img, H, hl["x"], hl["y"], 0.7, bgr, thick * 2)
-        else:
-            for hl in referee.match.instruction.get("highlight", []):
-                if "cell" in hl:
-                    x, y = _cell_xy(hl["cell"])
-                    sq = np.array([[x - .5, y - .5], [x + .5, y - .5], [x + .5, y + .5], [x - .5, y + .5]])
-                    poly = np.round(_to_image(H, sq) * 4).astype(np.int32)
-                    bgr = ROLE_BGR.get(hl.get("role", ""), (0, 0, 255))
-                    cv2.polylines(img, [poly], True, bgr, thick * 2, cv2.LINE_AA, shift=2)
+        referee.spec.draw(img, H, referee.last_reading, referee.match.instruction, thick)
     text = referee.match.instruction.get("text", "")
     if text:
         scale = w / 1400

@@ -20,14 +20,11 @@ import cv2
 import numpy as np
 
 from hardware.errors import CorruptFrameError, EndOfStream, HardwareError, SourceLostError
-from referee.dition_match import DitionMatch, position_from_json
-from referee.domination_match import DominationMatch
 from referee.errors import CommandError
+from referee.games import registry
 from referee.log import MatchLog
 from referee.loop import LoopSettings, Referee
 
-GAMES = ("dition", "domination")
-DEFAULT_PLAYERS = {"dition": ("black", "white"), "domination": ("G", "R")}
 DEFAULT_SETTINGS = LoopSettings()
 #: how long `stop` waits for the frame thread: longer than a camera read's own 5 s timeout plus a
 #: verdict; the simulated table's first frame alone takes seconds on a busy machine
@@ -68,24 +65,13 @@ class Subscription:
         self._queue.put(None)
 
 
-def _make_match(game: str, players: Sequence[str],
-                variant: str = "standard") -> DitionMatch | DominationMatch:
-    if game == "dition":
-        if variant != "standard":
-            raise CommandError("bad_variant", f"Dition has no variant {variant!r}")
-        return DitionMatch()
-    if game == "domination":
-        return DominationMatch(players=players, variant=variant)
-    raise CommandError("bad_game", f"unknown game {game!r}: use dition or domination")
-
-
 class RefereeService:
     def __init__(
         self,
         log: MatchLog,
         open_source: SourceFactory,
         *,
-        game: str = "dition",
+        game: str | None = None,
         players: Sequence[str] | None = None,
         variant: str = "standard",
         source_spec: str = "",
@@ -98,8 +84,7 @@ class RefereeService:
         demo: bool = False,
         new_match_on_end_s: float | None = None,
     ) -> None:
-        if game not in GAMES:
-            raise CommandError("bad_game", f"unknown game {game!r}: use dition or domination")
+        spec = registry.get_game(game if game is not None else registry.default_name())
         self.log = log
         self._open_source = open_source
         self.source_spec = source_spec
@@ -124,7 +109,7 @@ class RefereeService:
         self._danger: dict[str, Any] | None = None
         self._danger_key: object = None
         self.referee: Referee
-        opened = self.log.open_match(game)
+        opened = self.log.open_match(spec.name)
         if opened is not None and not resume:
             # Not resumed: it will never be finished, so the record says so.
             result = {"winner": None, "reason": "abandoned",
@@ -135,7 +120,7 @@ class RefereeService:
         if opened is not None:
             self._resume(opened)
         else:
-            self._new_match(game, tuple(players or DEFAULT_PLAYERS[game]), variant)
+            self._new_match(spec.name, tuple(players or spec.default_players), variant)
 
     # -- match lifecycle -------------------------------------------------------------------------
     def _referee_for(self, match: Any, match_id: int) -> Referee:
@@ -150,7 +135,7 @@ class RefereeService:
         )
 
     def _new_match(self, game: str, players: tuple[str, ...], variant: str) -> None:
-        match = _make_match(game, players, variant)
+        match = registry.get_game(game).new_match(players, variant)
         match_id = self.log.new_match(game, match.players, variant=variant,
                                       source=self.source_spec, start_position=match.snapshot())
         self.variant = variant
@@ -161,24 +146,7 @@ class RefereeService:
 
     def _resume(self, record: Any) -> None:
         events = self.log.events(record.id)
-        snapshot: Mapping[str, Any] | None = record.start_position
-        if snapshot is None and record.game == "dition":
-            snapshot = {"discs": [], "to_move": "black", "move_number": 1}
-        history: list[Any] = []
-        for e in events:
-            if e.type == "move" and snapshot is not None and record.game == "dition":
-                history.append(position_from_json(snapshot))
-            if e.type == "undo" and history:
-                history.pop()
-            if e.position is not None:
-                snapshot = e.position
-        if record.game == "dition":
-            match: Any = DitionMatch.resume(snapshot or {"discs": []}, history)
-        else:
-            match = (DominationMatch.resume(snapshot, players=record.players,
-                                            variant=record.variant)
-                     if snapshot and snapshot.get("state") else
-                     DominationMatch(players=record.players, variant=record.variant))
+        match = registry.get_game(record.game).resume_match(record, events)
         self.variant = record.variant
         self.referee = self._referee_for(match, record.id)
         moves = sum(1 for e in events if e.type == "move")
@@ -327,15 +295,10 @@ class RefereeService:
         return "waiting"
 
     def _danger_map(self) -> dict[str, Any] | None:
-        match = self.referee.match
-        if not isinstance(match, DitionMatch) or match.phase == "over":
-            return None
-        pos = match.position
-        key = (pos.to_text(), match.phase)
+        spec, match = self.referee.spec, self.referee.match
+        key = (spec.name, spec.danger_key(match))
         if key != self._danger_key:
-            from rules import dition as rd
-
-            self._danger = rd.danger_map(pos, pos.to_move, resolution=0.4).to_dict()
+            self._danger = spec.danger(match)
             self._danger_key = key
         return self._danger
 
@@ -343,15 +306,10 @@ class RefereeService:
         with self._lock:
             ref = self.referee
             match = ref.match
+            spec = ref.spec
             record_events = self.log.events(ref.match_id, last=20)
-            if isinstance(match, DitionMatch):
-                from referee.dition_match import discs_json
-
-                position: dict[str, Any] = {"discs": discs_json(match.board_position)}
-                borderline = match.borderline()
-            else:
-                position = match.position_json()
-                borderline = []
+            position = spec.page_position(match)
+            borderline = spec.borderline(match)
             try:
                 danger = self._danger_map()
             except Exception:  # noqa: BLE001 - the optional overlay must never break the page
@@ -363,8 +321,7 @@ class RefereeService:
                 "players": list(match.players),
                 "status": self._status(),
                 "to_move": match.to_move,
-                "move_number": (match.position.move_number if isinstance(match, DitionMatch)
-                                else getattr(match.state, "move_number", 0)),
+                "move_number": spec.move_number(match),
                 "position": position,
                 "instruction": dict(match.instruction),
                 "question": match.question(),
@@ -386,25 +343,33 @@ class RefereeService:
     # -- controls ---------------------------------------------------------------------------------
     def command(self, name: str, payload: Mapping[str, Any] | None = None) -> dict[str, Any]:
         payload = dict(payload or {})
-        handler = getattr(self, f"_cmd_{name}", None)
-        if handler is None:
-            raise CommandError("unknown_command", f"unknown command {name!r}")
         with self._lock:
-            events = handler(payload)
+            events = self._command_handler(name)(payload)
             committed = self.referee.emit(events) if events else []
         return {"ok": True, "events": committed}
 
+    def _command_handler(self, name: str) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
+        """The control `name`: the service's own, the game's own, or a CommandError saying why
+        not (the game refuses another game's control with its own words)."""
+        handler = getattr(self, f"_cmd_{name}", None)
+        if handler is not None:
+            return handler
+        spec = self.referee.spec
+        game_handler = spec.commands.get(name)
+        if game_handler is not None:
+            return lambda payload: game_handler(self, payload)
+        if name in spec.refusals:
+            raise CommandError(*spec.refusals[name])
+        if any(name in registry.get_game(g).commands for g in registry.names()):
+            raise CommandError("bad_game", f"{spec.title} has no control {name!r}")
+        raise CommandError("unknown_command", f"unknown command {name!r}")
+
     def _cmd_new_match(self, p: dict[str, Any]) -> list[dict[str, Any]]:
-        game = str(p.get("game", self.referee.game))
-        if game not in GAMES:
-            raise CommandError("bad_game", f"unknown game {game!r}: use dition or domination")
-        players = p.get("players") or DEFAULT_PLAYERS[game]
-        if game == "dition" and tuple(players) != DEFAULT_PLAYERS["dition"]:
-            raise CommandError("bad_players", "Dition is played by black and white")
-        if game == "domination" and (not 2 <= len(players) <= 4
-                                     or len(set(players)) != len(players)):
-            raise CommandError("bad_players", "Domination needs 2 to 4 distinct colours")
-        _make_match(game, tuple(players), str(p.get("variant", "standard")))  # refuse it first
+        spec = registry.get_game(str(p.get("game", self.referee.game)))
+        game = spec.name
+        players = p.get("players") or spec.default_players
+        spec.check_players(players)
+        spec.new_match(tuple(players), str(p.get("variant", "standard")))  # refuse it first
         old = self.referee
         if old.match.phase != "over":
             old.emit([{"type": "end", "winner": None, "reason": "abandoned",
@@ -439,14 +404,6 @@ class RefereeService:
         self.referee._acted_on = None
         return events
 
-    def _cmd_invisible(self, p: dict[str, Any]) -> list[dict[str, Any]]:
-        match = self.referee.match
-        if not isinstance(match, DominationMatch):
-            raise CommandError("bad_game", "invisible moves exist only in Domination")
-        if "cell" not in p:
-            raise CommandError("bad_request", "invisible needs the 'cell' of the reserve placement")
-        return match.invisible(str(p["cell"]))
-
     def _cmd_pause(self, p: dict[str, Any]) -> list[dict[str, Any]]:
         self._paused = True
         return [{"type": "pause", "text": "Paused by the players"}]
@@ -470,35 +427,11 @@ class RefereeService:
         return [{"type": "calibration", "text": "Board corners set by hand",
                  "corners_px": arr.tolist()}]
 
-    def _cmd_sample_colours(self, p: dict[str, Any]) -> list[dict[str, Any]]:
-        """Sample the piece colours from the standard start now on the board (Domination)."""
-        ref = self.referee
-        if ref.game != "domination":
-            raise CommandError("not_supported",
-                               "Dition reads black and white discs without a colour model")
-        if ref.last_frame is None or ref.board is None:
-            raise CommandError("no_frame", "no frame with a board yet: wait for the camera")
-        players = ref.match.players
-        if len(players) != 2:
-            raise CommandError("not_supported", "colours are sampled from the 2-player start; "
-                               "use `referee calibrate colours --cell` for 3-4 players")
-        from calibration import colours_from_start
-        from calibration.errors import CalibrationError
-
-        try:
-            model = colours_from_start(ref.last_frame, ref.board, players=players,
-                                       intrinsics=ref.intrinsics)
-        except CalibrationError as exc:
-            raise CommandError("bad_colours", f"cannot sample the colours: {exc}") from exc
-        ref.colours = dict(model)
-        return [{"type": "calibration", "text": "Colours sampled from the start position: "
-                 + ", ".join(f"{k} {tuple(int(c) for c in v)}" for k, v in ref.colours.items())}]
-
 
 def create_demo_service(
     db_path: str | Path,
     *,
-    game: str = "dition",
+    game: str | None = None,
     seed: int = 7,
     realtime: bool = True,
     speed: float = 1.0,
@@ -508,6 +441,7 @@ def create_demo_service(
     frames a second, as a camera would; without it the frames come as fast as they are read."""
     from referee.simtable import scripted_table
 
+    game = registry.get_game(game if game is not None else registry.default_name()).name
     return RefereeService(
         MatchLog(db_path),
         lambda restart: scripted_table(game, seed + restart),

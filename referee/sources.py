@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from referee.errors import SourceSpecError
+from referee.games import registry
 
 SIM_PREFIX = "sim"
 
@@ -17,9 +18,10 @@ def parse_sim_spec(spec: str) -> tuple[str, int]:
     parts = spec.split(":")
     if parts[0] != SIM_PREFIX or len(parts) > 3:
         raise SourceSpecError(f"not a simulated-table spec: {spec!r} (use sim:dition[:SEED])")
-    game = parts[1] if len(parts) > 1 and parts[1] else "dition"
-    if game not in ("dition", "domination"):
-        raise SourceSpecError(f"unknown game {game!r} in {spec!r}: use dition or domination")
+    game = parts[1] if len(parts) > 1 and parts[1] else registry.default_name()
+    if registry.find_game(game) is None:
+        raise SourceSpecError(f"unknown game {game!r} in {spec!r}: use "
+                              f"{' or '.join(registry.names())}")
     try:
         seed = int(parts[2]) if len(parts) > 2 else 1
     except ValueError:

@@ -17,7 +17,8 @@ from referee.dition_match import DitionMatch
 from referee.domination_match import DominationMatch
 from referee.log import MatchLog
 from referee.loop import LoopSettings, Referee
-from referee.simtable import Pace, scripted_match
+from referee.simsteps import Pace
+from referee.simtable import scripted_match
 
 FAST = Pace(still=4, hand=3, verdict=5, end=3)
 

@@ -13,7 +13,8 @@ from hardware import Frame
 from referee.errors import CommandError
 from referee.log import MatchLog
 from referee.service import RefereeService
-from referee.simtable import Pace, scripted_table
+from referee.simsteps import Pace
+from referee.simtable import scripted_table
 
 
 def _service(db: Path, game: str = "domination", **kw) -> RefereeService:

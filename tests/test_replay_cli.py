@@ -18,7 +18,8 @@ import pytest
 
 from calibration.store import Calibration, save_calibration
 from hardware.source import iter_frames
-from referee.simtable import Pace, scripted_match
+from referee.simsteps import Pace
+from referee.simtable import scripted_match
 
 PACE = Pace(still=4, hand=3, verdict=4, end=3)
 

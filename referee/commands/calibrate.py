@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from referee.games import registry
+
 DEFAULT_OUT = "calibration.json"
 
 
@@ -36,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     board = sub.add_parser("board", help="board homography and camera pose from one frame")
     board.add_argument("image", metavar="IMAGE")
-    board.add_argument("--game", choices=("dition", "domination"), required=True)
+    board.add_argument("--game", choices=registry.names(), required=True)
     board.add_argument("--corners", metavar="X0,Y0,...,X3,Y3",
                        help="the four board corners in pixels, clockwise from corner 0 "
                             "(manual path; skips the search)")
@@ -45,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     colours = sub.add_parser("colours", help="the piece colours as this camera sees them")
     colours.add_argument("image", metavar="IMAGE")
-    colours.add_argument("--game", choices=("dition", "domination"), required=True)
+    colours.add_argument("--game", choices=registry.names(), required=True)
     colours.add_argument("--calibration", metavar="FILE", help="calibration to start from")
     colours.add_argument("--corners", metavar="X0,Y0,...,X3,Y3")
     colours.add_argument("--start", action="store_true",
@@ -200,9 +202,10 @@ def _colours(args: argparse.Namespace) -> dict[str, Any]:
     else:
         fit = calibrate_board(frame, game=args.game, intrinsics=base.intrinsics,
                               corners_px=corners).to_board_fit()
-    diameter = 1.0 if args.game == "dition" else 0.8
+    spec = registry.get_game(args.game)
+    diameter = spec.piece_diameter_board
     if args.start:
-        if args.game != "domination" or args.cell or args.piece:
+        if not spec.uses_colour_model or args.cell or args.piece:
             raise _UsageError("--start is for Domination only, without --cell/--piece")
         players = [p.strip() for p in args.players.split(",") if p.strip()]
         model = colours_from_start(frame, fit, players=players, intrinsics=base.intrinsics)
@@ -210,7 +213,7 @@ def _colours(args: argparse.Namespace) -> dict[str, Any]:
         positions: dict[str, list[tuple[float, float]]] = {}
         for spec in args.cell:
             name, _, cell = spec.partition(":")
-            if args.game != "domination" or not name or not cell:
+            if not spec.named_cells or not name or not cell:
                 raise _UsageError(f"--cell takes L:CELL on a Domination board, got {spec!r}")
             positions.setdefault(name, []).append(cell_centre_board(cell))
         for spec in args.piece:

@@ -9,10 +9,11 @@ import tempfile
 from pathlib import Path
 
 from referee.commands.serve import add_server_options, check_pin, run_service
+from referee.games import registry
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--game", choices=("dition", "domination"), default="dition")
+    parser.add_argument("--game", choices=registry.names(), default=registry.default_name())
     parser.add_argument("--seed", type=int, default=7, help="which generated match to play")
     parser.add_argument("--speed", type=float, default=1.0,
                         help="frames per second = 5 x speed (the referee keeps up to ~10)")

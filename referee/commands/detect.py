@@ -23,12 +23,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from referee.commands._common import parse_corners
+from referee.games import registry
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--game", choices=("dition", "domination"), default="dition")
+    parser.add_argument("--game", choices=registry.names(), default=registry.default_name())
     parser.add_argument(
         "--corners", metavar="x0,y0,x1,y1,x2,y2,x3,y3",
         help="pixel positions of board corners 0..3 (corner i of the option is board corner i); "
@@ -64,7 +65,7 @@ def process_frame(
     image: Any,
     name: str,
     *,
-    game: str = "dition",
+    game: str | None = None,
     corners_px: Any = None,
     intrinsics: Any = None,
     fallback_corners_px: Any = None,
@@ -75,19 +76,19 @@ def process_frame(
     board) is used."""
     import numpy as np
 
-    from vision.board import find_board
     from vision.errors import VisionError
 
+    spec = registry.get_game(game if game is not None else registry.default_name())
     try:
-        board = find_board(image, game=game, corners_px=None if corners_px is None else np.asarray(corners_px, float),
-                           intrinsics=intrinsics)
+        board = spec.find_board(image, corners_px=None if corners_px is None else np.asarray(corners_px, float),
+                                intrinsics=intrinsics)
     except VisionError as exc:
         if fallback_corners_px is None:
             return {"image": name, "error": str(exc)}
         # the board as calibrated, when it cannot be found in this frame
         try:
-            board = find_board(image, game=game, corners_px=np.asarray(fallback_corners_px, float),
-                               intrinsics=intrinsics)
+            board = spec.find_board(image, corners_px=np.asarray(fallback_corners_px, float),
+                                    intrinsics=intrinsics)
         except VisionError:
             return {"image": name, "error": str(exc)}
     out: dict[str, Any] = {
@@ -96,42 +97,24 @@ def process_frame(
                   "method": board.method},
     }
     try:
-        if game == "dition":
-            from vision.dition import detect_discs
-
-            discs = detect_discs(image, board, intrinsics=intrinsics)
-            out["discs"] = [
-                {"x": round(d.centre_board[0], 4), "y": round(d.centre_board[1], 4), "colour": d.colour,
-                 "confidence": round(d.confidence, 3), "sigma": round(d.sigma_board, 4)}
-                for d in discs
-            ]
-            if debug_dir:
-                _write_debug(image, board, discs, intrinsics, debug_dir, name)
-        else:
-            try:
-                from vision.domination import read_tops
-            except ImportError:  # pragma: no cover - before the Domination reader exists
-                return {"image": name, "error": "reading Domination boards is not available yet"}
-            reading = read_tops(image, board, intrinsics=intrinsics)
-            out["tops"] = dict(reading.tops)
-            out["heights"] = None if reading.heights is None else dict(reading.heights)
-            if getattr(reading, "confidence", None) is not None:
-                out["confidence"] = {k: round(float(v), 3) for k, v in reading.confidence.items()}
+        pieces, picture = spec.detect_json(image, board, intrinsics=intrinsics, debug=bool(debug_dir))
+        out.update(pieces)
+        if debug_dir and picture is not None:
+            _write_debug(picture, debug_dir, name)
     except VisionError as exc:
         return {"image": name, "error": str(exc)}
     return out
 
 
-def _write_debug(image: Any, board: Any, discs: Any, intrinsics: Any, debug_dir: str, name: str) -> None:
+def _write_debug(picture: Any, debug_dir: str, name: str) -> None:
+    """The image with the detections drawn (the game's `detect_json` made it) into `debug_dir`."""
     from pathlib import Path
 
     import cv2
 
-    from vision.debug import draw_detections
-
     Path(debug_dir).mkdir(parents=True, exist_ok=True)
     target = Path(debug_dir) / (Path(name).stem + "_detect.jpg")
-    cv2.imwrite(str(target), draw_detections(image, board, discs, intrinsics=intrinsics))
+    cv2.imwrite(str(target), picture)
 
 
 def _read_image(path: str) -> tuple[Any, str | None]:

@@ -15,6 +15,8 @@ import argparse
 import json
 import sys
 
+from referee.games import registry
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="item", required=True, metavar="ITEM")
@@ -23,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     charuco.add_argument("--out", default=".", metavar="DIR", help="output folder (default .)")
 
     board = sub.add_parser("board", help="a board at true scale with its corner markers")
-    board.add_argument("--game", choices=("dition", "domination"), required=True)
+    board.add_argument("--game", choices=registry.names(), required=True)
     board.add_argument("--disc-mm", type=float, help="Dition: disc diameter in mm")
     board.add_argument("--cell-mm", type=float, help="Domination: cell side in mm")
     board.add_argument("--paper", choices=("a4", "letter"), default="a4")
@@ -39,12 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from calibration.errors import CalibrationError
     from calibration.kit import BoardPrint
-    from calibration.printing import (
-        print_card,
-        print_charuco,
-        print_dition_board,
-        print_domination_board,
-    )
+    from calibration.printing import print_card, print_charuco
+    from referee.errors import CommandError
 
     try:
         if args.item == "charuco":
@@ -53,15 +51,10 @@ def run(args: argparse.Namespace) -> int:
             written = print_card(args.out, args.disc_mm)
         else:
             options = BoardPrint(tint=not args.no_tint)
-            if args.game == "dition":
-                if args.disc_mm is None or args.cell_mm is not None:
-                    return _fail("--game dition needs --disc-mm D (and no --cell-mm)")
-                written = print_dition_board(args.out, args.disc_mm, args.paper, options)
-            else:
-                if args.cell_mm is None or args.disc_mm is not None:
-                    return _fail("--game domination needs --cell-mm C (and no --disc-mm)")
-                written = print_domination_board(args.out, args.cell_mm, args.paper, options)
-    except CalibrationError as exc:
+            written = registry.get_game(args.game).print_board(
+                args.out, disc_mm=args.disc_mm, cell_mm=args.cell_mm, paper=args.paper,
+                options=options)
+    except (CalibrationError, CommandError) as exc:
         return _fail(str(exc))
     w, h = written.plan.page_size_mm
     print(json.dumps({

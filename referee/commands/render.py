@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from referee.games import registry
+
 
 def _size(text: str) -> tuple[int, int]:
     try:
@@ -30,7 +32,7 @@ def _size(text: str) -> tuple[int, int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--game", choices=("dition", "domination"), required=True)
+    parser.add_argument("--game", choices=registry.names(), required=True)
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--out", type=Path, required=True, help="output directory (created)")
     parser.add_argument(
@@ -71,27 +73,9 @@ def _write(out: Path, index: int, image: Any, truth: dict, quality: int) -> dict
 
 def _script(game: str, rng: Any, n: int, camera: Any) -> list:
     """A short, rule-free sequence: place one piece, remove two, glitch, bump."""
-    from hardware.sim.positions import random_discs, random_stacks
     from hardware.sim.script import Bump, Drop, HandPlace, HandRemove, Still
 
-    if game == "dition":
-        discs = random_discs(rng, n + 1)
-        before, new = discs[:n], discs[n]
-        after = before + (new,)
-        gone = after[: min(2, n)]
-        final = tuple(d for d in after if d not in gone)
-        place_target: Any = (new.x, new.y)
-        remove_targets: list[Any] = [(d.x, d.y) for d in gone]
-    else:
-        stacks = random_stacks(rng, n + 1, "GR")
-        cells = sorted(stacks)
-        new_cell = cells[-1]
-        before = {c: stacks[c] for c in cells[:-1]}
-        after = dict(before, **{new_cell: stacks[new_cell]})
-        gone_cells = cells[: min(2, n)]
-        final = {c: s for c, s in after.items() if c not in gone_cells}
-        place_target = new_cell
-        remove_targets = list(gone_cells)
+    before, after, final, place_target, remove_targets = registry.get_game(game).place_and_remove(rng, n)
     bumped = camera.with_pose(
         camera.rvec + rng.normal(0, 0.004, 3), camera.tvec + rng.normal(0, 0.08, 3)
     )
@@ -111,8 +95,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from hardware.errors import CorruptFrameError
-    from hardware.sim import RenderOptions, random_camera, render_dition, render_domination
-    from hardware.sim.positions import random_discs, random_stacks
+    from hardware.sim import RenderOptions, random_camera
     from hardware.sim.script import ScriptedTable
 
     if args.discs is not None and args.discs < 0:
@@ -123,14 +106,12 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     camera = random_camera(rng, args.game, image_size=args.size)
     options = RenderOptions.clean() if args.clean else RenderOptions.random(rng)
-    n = args.discs if args.discs is not None else (40 if args.game == "dition" else 20)
+    spec = registry.get_game(args.game)
+    n = args.discs if args.discs is not None else spec.render_pieces
     written = []
     try:
         if not args.frames:
-            if args.game == "dition":
-                r = render_dition(random_discs(rng, n), camera, rng, options=options)
-            else:
-                r = render_domination(random_stacks(rng, n, "GRBY"), camera, rng, options=options)
+            r = spec.render_still(rng, n, camera, options)
             written.append(_write(out, 0, r.image, r.truth, args.quality))
         else:
             table = ScriptedTable(

@@ -14,11 +14,12 @@ import argparse
 import json
 
 from referee.commands._common import add_board_options, corners_or_exit, load_calibration
+from referee.games import registry
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", help="folder of frames (name order), video file or source spec")
-    parser.add_argument("--game", choices=("dition", "domination"), required=True)
+    parser.add_argument("--game", choices=registry.names(), required=True)
     add_board_options(parser)
     parser.add_argument("--players", metavar="G,R", help="Domination colours in turn order")
     parser.add_argument("--variant", default="standard",
@@ -31,8 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hardware.errors import CorruptFrameError, EndOfStream, HardwareError
-    from referee.dition_match import DitionMatch, DitionSettings
-    from referee.domination_match import DominationMatch
     from referee.log import MatchLog
     from referee.loop import LoopSettings, Referee
     from referee.sources import is_still_folder, open_any
@@ -42,22 +41,22 @@ def run(args: argparse.Namespace) -> int:
 
     corners = corners_or_exit(args.corners)
     calibration = load_calibration(args.calibration)
-    if args.game == "dition":
-        players: tuple[str, ...] = ("black", "white")
-        match: object = DitionMatch(settings=DitionSettings(auto_answer=True))
-    else:
-        players = tuple(p.strip() for p in (args.players or "G,R").split(",") if p.strip())
-        if not 2 <= len(players) <= 4:
-            print(json.dumps({"type": "error", "error": "--players needs 2 to 4 colours"}))
+    spec = registry.get_game(args.game)
+    players = spec.default_players
+    if spec.player_counts is not None:
+        lo, hi = spec.player_counts
+        players = tuple(p.strip() for p in (args.players or ",".join(players)).split(",") if p.strip())
+        if not lo <= len(players) <= hi:
+            print(json.dumps({"type": "error", "error": f"--players needs {lo} to {hi} colours"}))
             return 2
-        try:
-            match = DominationMatch(players=players, auto_confirm=True, variant=args.variant)
-        except ValueError as exc:
-            print(json.dumps({"type": "error", "error": str(exc)}))
-            return 2
+    variant = args.variant if spec.has_variants else "standard"
+    try:
+        match = spec.offline_match(players, variant)
+    except ValueError as exc:
+        print(json.dumps({"type": "error", "error": str(exc)}))
+        return 2
     log = MatchLog(args.db or ":memory:")
-    match_id = log.new_match(args.game, players, source=args.source,
-                             variant=args.variant if args.game == "domination" else "standard")
+    match_id = log.new_match(args.game, players, source=args.source, variant=variant)
     still = is_still_folder(args.source)
     settings = LoopSettings(
         agree_frames=args.agree_frames or 1, use_motion=not still

@@ -17,6 +17,7 @@ from referee.commands._common import (
     open_log,
     say,
 )
+from referee.games import registry
 from web.server import is_loopback
 
 
@@ -34,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", default="auto",
                         help="frame source spec: picamera2[:N], webcam[:N], a video file, a URL, "
                         "a folder of images, sim:dition[:SEED] (default: auto)")
-    parser.add_argument("--game", choices=("dition", "domination"), default="dition")
+    parser.add_argument("--game", choices=registry.names(), default=registry.default_name())
     parser.add_argument("--players", metavar="G,R", help="Domination colours in turn order")
     parser.add_argument("--variant", default="standard",
                         help="Domination: standard, fast, up_to_k, anti_symmetry, individual "

@@ -1,7 +1,7 @@
 """`referee judge`: one JSON request in, one JSON answer out, dispatched on `"game"`.
 
-Each game has a module with `judge(obj: dict) -> dict` (imported lazily, on the first line that
-names the game). A request that is malformed gets `{"error": "..."}` naming the problem; the
+Each game names (`Game.judge_module`) a module with `judge(obj: dict) -> dict` (imported
+lazily, on the first line that names the game). A request that is malformed gets `{"error": "..."}` naming the problem; the
 game modules signal that by raising `ValueError` (their package's leaf errors subclass it).
 """
 
@@ -14,10 +14,12 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-#: game name -> module with `judge(obj) -> dict`
+from referee.games import registry
+
+#: game name -> module with `judge(obj) -> dict` (from each game's description)
 GAMES: dict[str, str] = {
-    "dition": "referee.judging.dition",
-    "domination": "referee.judging.domination",
+    name: module for name in registry.names()
+    if (module := registry.get_game(name).judge_module) is not None
 }
 
 _Judge = Callable[[dict[str, Any]], dict[str, Any]]

@@ -1,0 +1,1 @@
+"""Each game the referee plays, described once (`base.Game`), looked up in `registry`."""

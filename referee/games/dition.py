@@ -1,0 +1,272 @@
+"""Dition as the referee plays it: discs read anywhere on the board, judged by `rules.dition`.
+
+The board is found from its markers or drawn squares (`vision.board`) and re-measured on its
+lines (`vision.board.board_moved`); the discs are read by `vision.dition.detect_discs`; two
+readings agree when every disc is within 0.15 diameters of one of the same colour; the match is
+`referee.dition_match.DitionMatch`; the page shows the discs, the borderline pairs and the danger
+map of the side to move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from referee.errors import CommandError
+from referee.games.base import Game
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from referee import scripts
+    from referee.dition_match import DitionMatch
+    from referee.matching import SeenDisc
+    from referee.simsteps import Pace
+
+# The heavy parts (the vision, the match machine with its optimiser, the simulated table) are
+# imported where they are used: `referee judge` or `referee matches` load this description
+# without them.
+
+#: two readings agree when each disc is this close (board units) to one of the same colour
+AGREE_TOLERANCE = 0.15
+
+
+@dataclass
+class DiscsReading:
+    """The discs of one settled reading (board units)."""
+
+    discs: list[SeenDisc] = field(default_factory=list)
+
+    def agrees(self, other: DiscsReading | None) -> bool:
+        from referee.matching import diff_discs
+
+        if other is None or len(self.discs) != len(other.discs):
+            return False
+        triples = [(d.x, d.y, d.colour) for d in other.discs]
+        return diff_discs(triples, self.discs, tolerance=AGREE_TOLERANCE).same
+
+
+class DitionGame(Game):
+    name = "dition"
+    title = "Dition"
+    default_players = ("black", "white")
+    judge_module = "referee.judging.dition"
+    piece_diameter_board = 1.0
+    refusals: ClassVar[Mapping[str, tuple[str, str]]] = {
+        "invisible": ("bad_game", "invisible moves exist only in Domination"),
+        "sample_colours": ("not_supported",
+                           "Dition reads black and white discs without a colour model"),
+    }
+
+    # -- matches -------------------------------------------------------------------------------
+    def new_match(self, players: Sequence[str], variant: str = "standard") -> DitionMatch:
+        from referee.dition_match import DitionMatch
+
+        if variant != "standard":
+            raise CommandError("bad_variant", f"Dition has no variant {variant!r}")
+        return DitionMatch()
+
+    def offline_match(self, players: Sequence[str], variant: str = "standard") -> DitionMatch:
+        from referee.dition_match import DitionMatch, DitionSettings
+
+        return DitionMatch(settings=DitionSettings(auto_answer=True))
+
+    def resume_match(self, record: Any, events: Sequence[Any]) -> DitionMatch:
+        from referee.dition_match import DitionMatch, position_from_json
+
+        snapshot: Mapping[str, Any] | None = record.start_position
+        if snapshot is None:
+            snapshot = {"discs": [], "to_move": "black", "move_number": 1}
+        history: list[Any] = []
+        for e in events:
+            if e.type == "move" and snapshot is not None:
+                history.append(position_from_json(snapshot))
+            if e.type == "undo" and history:
+                history.pop()
+            if e.position is not None:
+                snapshot = e.position
+        return DitionMatch.resume(snapshot or {"discs": []}, history)
+
+    # -- vision --------------------------------------------------------------------------------
+    def track_board(self, image: np.ndarray, previous: Any, intrinsics: Any = None) -> tuple[bool, Any]:
+        from vision import board as vboard
+        from vision.errors import VisionError
+
+        try:
+            return vboard.board_moved(previous, image, intrinsics=intrinsics), None
+        except VisionError:
+            return True, None
+
+    def read(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
+             colours: Mapping[str, Any] | None = None) -> DiscsReading:
+        from referee.matching import SeenDisc
+        from vision.dition import detect_discs
+
+        discs = detect_discs(image, board, intrinsics=intrinsics)
+        return DiscsReading([
+            SeenDisc(float(d.centre_board[0]), float(d.centre_board[1]), d.colour,
+                     float(d.sigma_board), float(d.confidence))
+            for d in discs
+        ])
+
+    def observe(self, match: DitionMatch, reading: DiscsReading) -> list[dict[str, Any]]:
+        return match.observe(reading.discs)
+
+    def detect_json(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
+                    debug: bool = False) -> tuple[dict[str, Any], np.ndarray | None]:
+        from vision.debug import draw_detections
+        from vision.dition import detect_discs
+
+        discs = detect_discs(image, board, intrinsics=intrinsics)
+        out = {"discs": [
+            {"x": round(d.centre_board[0], 4), "y": round(d.centre_board[1], 4), "colour": d.colour,
+             "confidence": round(d.confidence, 3), "sigma": round(d.sigma_board, 4)}
+            for d in discs
+        ]}
+        picture = draw_detections(image, board, discs, intrinsics=intrinsics) if debug else None
+        return out, picture
+
+    # -- the page --------------------------------------------------------------------------------
+    def page_position(self, match: DitionMatch) -> dict[str, Any]:
+        from referee.dition_match import discs_json
+
+        return {"discs": discs_json(match.board_position)}
+
+    def borderline(self, match: DitionMatch) -> list[Any]:
+        return match.borderline()
+
+    def move_number(self, match: DitionMatch) -> int:
+        return match.position.move_number
+
+    def danger(self, match: DitionMatch) -> dict[str, Any] | None:
+        from rules import dition_analysis as da
+
+        if match.phase == "over":
+            return None
+        pos = match.position
+        return da.danger_map(pos, pos.to_move, resolution=0.4).to_dict()
+
+    def danger_key(self, match: DitionMatch) -> object:
+        """What the danger map depends on (the service recomputes it when this changes)."""
+        return (match.position.to_text(), match.phase)
+
+    def draw(self, image: np.ndarray, H_board_to_image: np.ndarray, reading: DiscsReading | None,
+             instruction: Mapping[str, Any], thickness: int) -> None:
+        from referee import overlay
+
+        if reading is not None:
+            for d in reading.discs:
+                bgr = (30, 30, 30) if d.colour == "black" else (235, 235, 235)
+                overlay.ring(image, H_board_to_image, d.x, d.y, 0.56, bgr, thickness)
+        for hl in instruction.get("highlight", []):
+            if "x" in hl:
+                bgr = overlay.ROLE_BGR.get(hl.get("role", ""), (0, 0, 255))
+                overlay.ring(image, H_board_to_image, hl["x"], hl["y"], 0.7, bgr, thickness * 2)
+
+    # -- the printed kit -------------------------------------------------------------------------
+    def print_board(self, out: str, *, disc_mm: float | None, cell_mm: float | None,
+                    paper: str, options: Any) -> Any:
+        from calibration.printing import print_dition_board
+
+        if disc_mm is None or cell_mm is not None:
+            raise CommandError("bad_usage", "--game dition needs --disc-mm D (and no --cell-mm)")
+        return print_dition_board(out, disc_mm, paper, options)
+
+    # -- the log ---------------------------------------------------------------------------------
+    def record_line(self, number: int, payload: Mapping[str, Any]) -> str:
+        p = payload
+        removed = p.get("removed") or []
+        line = f"{number:3d}. {p.get('colour', '?'):<5} ({p['x']:.2f}, {p['y']:.2f})"
+        line += f"  {p.get('outcome', '')}"
+        if removed:
+            pts = ", ".join(f"({x:.2f}, {y:.2f})" for x, y in removed)
+            line += f"  removes {len(removed)}: {pts}"
+        return line
+
+    # -- the simulated table ---------------------------------------------------------------------
+    render_pieces = 40
+
+    def render_still(self, rng: np.random.Generator, n: int, camera: Any, options: Any) -> Any:
+        from hardware.sim import render_dition
+        from hardware.sim.positions import random_discs
+
+        return render_dition(random_discs(rng, n), camera, rng, options=options)
+
+    def place_and_remove(self, rng: np.random.Generator, n: int) -> tuple[Any, Any, Any, Any, list[Any]]:
+        from hardware.sim.positions import random_discs
+
+        discs = random_discs(rng, n + 1)
+        before, new = discs[:n], discs[n]
+        after = before + (new,)
+        gone = after[: min(2, n)]
+        final = tuple(d for d in after if d not in gone)
+        return before, after, final, (new.x, new.y), [(d.x, d.y) for d in gone]
+
+    def sim_match(self, rng: np.random.Generator, pace: Pace, camera: Any,
+                  **generate: Any) -> tuple[list[Any], list[Any]]:
+        from referee import scripts
+
+        turns = list(scripts.generate_dition_match(rng, **generate))
+        return turns, dition_steps(turns, pace, rng, camera)
+
+
+def _sim_discs(discs: Sequence[Any]) -> tuple[Any, ...]:
+    from hardware import sim
+
+    return tuple(sim.SimDisc(float(d.x), float(d.y), d.colour.value) for d in discs)
+
+
+def dition_steps(turns: Sequence[scripts.DitionTurn], pace: Pace, rng: np.random.Generator,
+                 camera: Any) -> list[Any]:
+    """The simulated table's steps playing `turns`: a hand places each disc, takes away what the
+    verdict removed; with `pace`, sometimes a mistake put right, a camera bump, a dropped frame."""
+    from hardware import sim
+    from referee.simsteps import bumped
+
+    steps: list[Any] = [sim.Still((), pace.still * 2, label={"turn": -1})]
+    for n, turn in enumerate(turns):
+        before = _sim_discs(turn.before.discs)
+        placed = _sim_discs(turn.with_placed)
+        after = _sim_discs(turn.after.discs)
+        label = {"turn": n, "colour": turn.colour, "x": turn.x, "y": turn.y,
+                 "outcome": turn.verdict.outcome.value}
+        mistake = bool(pace.mistake_every) and n % pace.mistake_every == pace.mistake_every - 1
+        if mistake:
+            # the wrong colour first: the referee must refuse it, the player takes it back
+            other = "white" if turn.colour == "black" else "black"
+            wrong = before + (sim.SimDisc(turn.x, turn.y, other),)
+            bad = {**label, "mistake": "wrong_colour"}
+            steps.append(sim.HandPlace(before, wrong, (turn.x, turn.y), pace.hand, label=bad))
+            steps.append(sim.Still(wrong, pace.verdict, label=bad))
+            steps.append(sim.HandRemove(wrong, before, ((turn.x, turn.y),), pace.hand, label=bad))
+            steps.append(sim.Still(before, pace.still, label=bad))
+        steps.append(sim.HandPlace(before, placed, (turn.x, turn.y), pace.hand, label=label))
+        steps.append(sim.Still(placed, pace.verdict, label=label))
+        if turn.verdict.outcome.value == "suicide":
+            steps.append(sim.Still(placed, pace.end, label=label))
+            break
+        if len(after) != len(placed):
+            gone = [d for d in placed if d not in after]
+            if mistake and after:
+                # a disc that stays is taken away by mistake, then put back
+                keep = after[0]
+                slip = tuple(d for d in placed if d != keep)
+                bad = {**label, "mistake": "wrong_removed"}
+                steps.append(sim.HandRemove(placed, slip, ((keep.x, keep.y),), pace.hand,
+                                            label=bad))
+                steps.append(sim.Still(slip, pace.verdict, label=bad))
+                steps.append(sim.HandPlace(slip, placed, (keep.x, keep.y), pace.hand, label=bad))
+                steps.append(sim.Still(placed, pace.still, label=bad))
+            steps.append(sim.HandRemove(placed, after, tuple((d.x, d.y) for d in gone),
+                                        pace.hand, label=label))
+            steps.append(sim.Still(after, pace.still, label=label))
+        if pace.bump_every and n % pace.bump_every == pace.bump_every - 1:
+            steps.append(sim.Bump(bumped(camera, rng)))
+            steps.append(sim.Still(after, pace.still, label=label))
+        if pace.drop_every and n % pace.drop_every == pace.drop_every // 2:
+            steps.append(sim.Drop(1))
+    return steps
+
+
+GAME = DitionGame()

@@ -1,0 +1,257 @@
+"""Domination (Focus) as the referee plays it: stack tops read per cell, moves inferred.
+
+The board is found from its markers or its cell pattern (`vision.board`) and re-measured on its
+lines (`vision.domination_board.domination_board_moved`); a board found again from the cell
+pattern keeps the corner order closest to the one before (the pattern looks the same after a
+quarter turn). The tops (and heights, with a camera model) are read by
+`vision.domination.read_tops`; two readings agree when every cell shows the same top; the match
+is `referee.domination_match.DominationMatch`, which infers the moves. Its own controls: an
+invisible reserve placement, and the colour model sampled from the start position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from referee.errors import CommandError
+from referee.games.base import Command, Game
+from referee.notation import move_text
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from referee import scripts
+    from referee.domination_match import DominationMatch
+    from referee.simsteps import Pace
+
+# The heavy parts (the vision, the calibration, the simulated table) are imported where they
+# are used: `referee judge` or `referee matches` load this description without them.
+
+
+@dataclass
+class TopsReading:
+    """The tops of one settled reading, and the heights of the occupied cells when measured."""
+
+    tops: dict[str, str] = field(default_factory=dict)
+    heights: dict[str, float] | None = None
+    height_sigma: dict[str, float] | None = None
+
+    def agrees(self, other: TopsReading | None) -> bool:
+        return other is not None and self.tops == other.tops
+
+
+def _invisible(service: Any, p: dict[str, Any]) -> list[dict[str, Any]]:
+    """A reserve placed on the mover's own stack (no top changes): the players say where."""
+    if "cell" not in p:
+        raise CommandError("bad_request", "invisible needs the 'cell' of the reserve placement")
+    return service.referee.match.invisible(str(p["cell"]))
+
+
+def _sample_colours(service: Any, p: dict[str, Any]) -> list[dict[str, Any]]:
+    """Sample the piece colours from the standard start now on the board."""
+    from calibration import colours_from_start
+    from calibration.errors import CalibrationError
+
+    ref = service.referee
+    if ref.last_frame is None or ref.board is None:
+        raise CommandError("no_frame", "no frame with a board yet: wait for the camera")
+    players = ref.match.players
+    if len(players) != 2:
+        raise CommandError("not_supported", "colours are sampled from the 2-player start; "
+                           "use `referee calibrate colours --cell` for 3-4 players")
+    try:
+        model = colours_from_start(ref.last_frame, ref.board, players=players,
+                                   intrinsics=ref.intrinsics)
+    except CalibrationError as exc:
+        raise CommandError("bad_colours", f"cannot sample the colours: {exc}") from exc
+    ref.colours = dict(model)
+    return [{"type": "calibration", "text": "Colours sampled from the start position: "
+             + ", ".join(f"{k} {tuple(int(c) for c in v)}" for k, v in ref.colours.items())}]
+
+
+class DominationGame(Game):
+    name = "domination"
+    title = "Domination"
+    default_players = ("G", "R")
+    player_counts = (2, 4)
+    has_variants = True
+    judge_module = "referee.judging.domination"
+    uses_colour_model = True
+    named_cells = True
+    piece_diameter_board = 0.8
+    commands: ClassVar[Mapping[str, Command]] = {"invisible": _invisible, "sample_colours": _sample_colours}
+
+    # -- matches -------------------------------------------------------------------------------
+    def new_match(self, players: Sequence[str], variant: str = "standard") -> DominationMatch:
+        from referee.domination_match import DominationMatch
+
+        return DominationMatch(players=players, variant=variant)
+
+    def offline_match(self, players: Sequence[str], variant: str = "standard") -> DominationMatch:
+        from referee.domination_match import DominationMatch
+
+        return DominationMatch(players=players, auto_confirm=True, variant=variant)
+
+    def resume_match(self, record: Any, events: Sequence[Any]) -> DominationMatch:
+        from referee.domination_match import DominationMatch
+
+        snapshot: Mapping[str, Any] | None = record.start_position
+        for e in events:
+            if e.position is not None:
+                snapshot = e.position
+        if snapshot and snapshot.get("state"):
+            return DominationMatch.resume(snapshot, players=record.players, variant=record.variant)
+        return DominationMatch(players=record.players, variant=record.variant)
+
+    # -- vision --------------------------------------------------------------------------------
+    def track_board(self, image: np.ndarray, previous: Any, intrinsics: Any = None) -> tuple[bool, Any]:
+        from vision.domination_board import domination_board_moved
+        from vision.errors import VisionError
+
+        try:
+            return domination_board_moved(image, previous, intrinsics=intrinsics)
+        except VisionError:
+            return True, None
+
+    def orient_board(self, previous: Any, board: Any, intrinsics: Any = None) -> Any:
+        from vision.geometry import fit_from_corners
+
+        if board.method in ("aruco", "corners"):
+            return board
+        # The cell pattern looks the same after a quarter turn: keep the corner order that
+        # is closest to the board we had, so that a8 stays a8 through a bump.
+        corners = np.asarray(board.corners_px, dtype=float)
+        best = min(range(4), key=lambda k: float(np.linalg.norm(
+            np.roll(corners, -k, axis=0) - previous.corners_px)))
+        if best:
+            return fit_from_corners(np.roll(corners, -best, axis=0), self.name, intrinsics)
+        return board
+
+    def read(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
+             colours: Mapping[str, Any] | None = None) -> TopsReading:
+        from vision.domination import read_tops
+
+        tops = read_tops(image, board, colours=colours, intrinsics=intrinsics)
+        heights = sigma = None
+        if tops.heights:
+            # Height estimates of occupied cells only, never claimed more certain than 0.05 piece.
+            occupied = [c for c, t in tops.tops.items() if t != "." and c in tops.heights]
+            heights = {c: float(tops.heights[c]) for c in occupied}
+            given = tops.height_sigma or {}
+            sigma = {c: max(float(given.get(c, 0.5)), 0.05) for c in occupied}
+        return TopsReading(tops=dict(tops.tops), heights=heights, height_sigma=sigma)
+
+    def observe(self, match: DominationMatch, reading: TopsReading) -> list[dict[str, Any]]:
+        return match.observe(reading.tops, reading.heights, reading.height_sigma)
+
+    def detect_json(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
+                    debug: bool = False) -> tuple[dict[str, Any], np.ndarray | None]:
+        from vision.domination import read_tops
+
+        reading = read_tops(image, board, intrinsics=intrinsics)
+        out: dict[str, Any] = {"tops": dict(reading.tops),
+                               "heights": None if reading.heights is None else dict(reading.heights)}
+        if getattr(reading, "confidence", None) is not None:
+            out["confidence"] = {k: round(float(v), 3) for k, v in reading.confidence.items()}
+        return out, None
+
+    # -- the page --------------------------------------------------------------------------------
+    def page_position(self, match: DominationMatch) -> dict[str, Any]:
+        return match.position_json()
+
+    def move_number(self, match: DominationMatch) -> int:
+        return getattr(match.state, "move_number", 0)
+
+    def draw(self, image: np.ndarray, H_board_to_image: np.ndarray, reading: TopsReading | None,
+             instruction: Mapping[str, Any], thickness: int) -> None:
+        from referee import overlay
+        from rules import domination as rdom
+
+        for hl in instruction.get("highlight", []):
+            if "cell" in hl:
+                x, y = rdom.cell_centre(hl["cell"])
+                sq = np.array([[x - .5, y - .5], [x + .5, y - .5], [x + .5, y + .5], [x - .5, y + .5]])
+                bgr = overlay.ROLE_BGR.get(hl.get("role", ""), (0, 0, 255))
+                overlay.outline(image, H_board_to_image, sq, bgr, thickness * 2)
+
+    # -- the printed kit -------------------------------------------------------------------------
+    def print_board(self, out: str, *, disc_mm: float | None, cell_mm: float | None,
+                    paper: str, options: Any) -> Any:
+        from calibration.printing import print_domination_board
+
+        if cell_mm is None or disc_mm is not None:
+            raise CommandError("bad_usage", "--game domination needs --cell-mm C (and no --disc-mm)")
+        return print_domination_board(out, cell_mm, paper, options)
+
+    # -- the log ---------------------------------------------------------------------------------
+    def record_line(self, number: int, payload: Mapping[str, Any]) -> str:
+        p = payload
+        line = f"{number:3d}. {p.get('colour', '?')} {move_text(p.get('move', {}))}"
+        if p.get("removed"):
+            line += f"  off the bottom: {p['removed']}"
+        return line
+
+    # -- the simulated table ---------------------------------------------------------------------
+    render_pieces = 20
+
+    def render_still(self, rng: np.random.Generator, n: int, camera: Any, options: Any) -> Any:
+        from hardware.sim import render_domination
+        from hardware.sim.positions import random_stacks
+
+        return render_domination(random_stacks(rng, n, "GRBY"), camera, rng, options=options)
+
+    def place_and_remove(self, rng: np.random.Generator, n: int) -> tuple[Any, Any, Any, Any, list[Any]]:
+        from hardware.sim.positions import random_stacks
+
+        stacks = random_stacks(rng, n + 1, "GR")
+        cells = sorted(stacks)
+        new_cell = cells[-1]
+        before = {c: stacks[c] for c in cells[:-1]}
+        after = dict(before, **{new_cell: stacks[new_cell]})
+        gone_cells = cells[: min(2, n)]
+        final = {c: s for c, s in after.items() if c not in gone_cells}
+        return before, after, final, new_cell, list(gone_cells)
+
+    def sim_match(self, rng: np.random.Generator, pace: Pace, camera: Any,
+                  **generate: Any) -> tuple[list[Any], list[Any]]:
+        from referee import scripts
+
+        turns = list(scripts.generate_domination_match(rng, **generate))
+        return turns, domination_steps(turns, pace, rng, camera)
+
+
+def domination_steps(turns: Sequence[scripts.DominationTurn], pace: Pace,
+                     rng: np.random.Generator | None = None, camera: Any = None) -> list[Any]:
+    """The simulated table's steps playing `turns`: a hand makes each move; with `pace`,
+    sometimes a camera bump or a dropped frame."""
+    from hardware import sim
+    from referee.simsteps import bumped
+    from rules import domination as rdom
+
+    if not turns:
+        return []
+    start = dict(turns[0].before.stacks)
+    steps: list[Any] = [sim.Still(start, pace.still * 2, label={"turn": -1})]
+    for n, turn in enumerate(turns):
+        before = {c: s for c, s in turn.before.stacks.items() if s}
+        after = {c: s for c, s in turn.after.stacks.items() if s}
+        mj = turn.move.to_json()
+        target_cell = mj.get("to") or mj.get("place")
+        label = {"turn": n, "colour": turn.before.to_move, "move": mj,
+                 "removed": turn.result.removed}
+        steps.append(sim.HandPlace(before, after, rdom.cell_centre(target_cell), pace.hand,
+                                   label=label))
+        steps.append(sim.Still(after, pace.verdict, label=label))
+        if pace.bump_every and camera is not None and rng is not None and (
+                n % pace.bump_every == pace.bump_every - 1):
+            steps.append(sim.Bump(bumped(camera, rng)))
+            steps.append(sim.Still(after, pace.still, label=label))
+        if pace.drop_every and n % pace.drop_every == pace.drop_every // 2:
+            steps.append(sim.Drop(1))
+    steps.append(sim.Still(dict(turns[-1].after.stacks), pace.end, label={"turn": len(turns)}))
+    return steps
+
+
+GAME = DominationGame()
