@@ -52,8 +52,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             options = BoardPrint(tint=not args.no_tint)
             written = registry.get_game(args.game).print_board(
-                args.out, disc_mm=args.disc_mm, cell_mm=args.cell_mm, paper=args.paper,
-                options=options)
+                args.out, {"disc-mm": args.disc_mm, "cell-mm": args.cell_mm}, args.paper, options)
     except (CalibrationError, CommandError) as exc:
         return _fail(str(exc))
     w, h = written.plan.page_size_mm

@@ -138,11 +138,26 @@ class Game:
         points at."""
 
     # -- the printed kit -------------------------------------------------------------------------
-    def print_board(self, out: str, *, disc_mm: float | None, cell_mm: float | None,
-                    paper: str, options: Any) -> Any:
-        """`referee print board`: the board at true scale (`calibration.printing`'s result);
-        CommandError("bad_usage", ...) naming the size option it needs."""
-        raise CommandError("bad_usage", f"there is no printed board for {self.title}")
+    def board_printer(self) -> tuple[str, str, Callable[..., Any]] | None:
+        """How `referee print board` prints this game's board: (the size option it is printed
+        from, its metavar, `calibration.printing`'s printer (out, size_mm, paper, options)); None:
+        no printed board."""
+        return None
+
+    def print_board(self, out: str, sizes_mm: Mapping[str, float | None], paper: str,
+                    options: Any) -> Any:
+        """The board at true scale from the one size option the game's board is drawn to
+        (`sizes_mm`: option -> value or None); CommandError("bad_usage", ...) naming it."""
+        printer = self.board_printer()
+        if printer is None:
+            raise CommandError("bad_usage", f"there is no printed board for {self.title}")
+        option, metavar, print_fn = printer
+        others = [f"--{k}" for k, v in sizes_mm.items() if k != option and v is not None]
+        if sizes_mm.get(option) is None or others:
+            rest = [f"--{k}" for k in sizes_mm if k != option]
+            raise CommandError("bad_usage", f"--game {self.name} needs --{option} {metavar}"
+                               + (f" (and no {', '.join(rest)})" if rest else ""))
+        return print_fn(out, sizes_mm[option], paper, options)
 
     # -- the log ---------------------------------------------------------------------------------
     def record_line(self, number: int, payload: Mapping[str, Any]) -> str:

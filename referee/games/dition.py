@@ -165,13 +165,10 @@ class DitionGame(Game):
                 overlay.ring(image, H_board_to_image, hl["x"], hl["y"], 0.7, bgr, thickness * 2)
 
     # -- the printed kit -------------------------------------------------------------------------
-    def print_board(self, out: str, *, disc_mm: float | None, cell_mm: float | None,
-                    paper: str, options: Any) -> Any:
+    def board_printer(self) -> tuple[str, str, Any]:
         from calibration.printing import print_dition_board
 
-        if disc_mm is None or cell_mm is not None:
-            raise CommandError("bad_usage", "--game dition needs --disc-mm D (and no --cell-mm)")
-        return print_dition_board(out, disc_mm, paper, options)
+        return "disc-mm", "D", print_dition_board
 
     # -- the log ---------------------------------------------------------------------------------
     def record_line(self, number: int, payload: Mapping[str, Any]) -> str:

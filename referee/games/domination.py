@@ -177,13 +177,10 @@ class DominationGame(Game):
                 overlay.outline(image, H_board_to_image, sq, bgr, thickness * 2)
 
     # -- the printed kit -------------------------------------------------------------------------
-    def print_board(self, out: str, *, disc_mm: float | None, cell_mm: float | None,
-                    paper: str, options: Any) -> Any:
+    def board_printer(self) -> tuple[str, str, Any]:
         from calibration.printing import print_domination_board
 
-        if cell_mm is None or disc_mm is not None:
-            raise CommandError("bad_usage", "--game domination needs --cell-mm C (and no --disc-mm)")
-        return print_domination_board(out, cell_mm, paper, options)
+        return "cell-mm", "C", print_domination_board
 
     # -- the log ---------------------------------------------------------------------------------
     def record_line(self, number: int, payload: Mapping[str, Any]) -> str:
