@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import os
 import signal
@@ -89,6 +90,10 @@ def run_service(service: Any, args: argparse.Namespace) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = _stop_signals(service) if in_main_thread else {}
     status = 0
+    if in_main_thread:
+        # The frame thread ending by surprise stops the process (status 1): a service manager
+        # restarts it and the match resumes from the log, instead of a page stuck on "waiting".
+        service.on_loop_died = lambda exc: _thread.interrupt_main()
     service.start()
     try:
         serve(service, host=args.host, port=args.port, pin=args.pin)
@@ -103,6 +108,12 @@ def run_service(service: Any, args: argparse.Namespace) -> int:
             service.log.close()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+    failure = getattr(service, "loop_failure", None)
+    if failure is not None:
+        print(f"referee: the match loop stopped ({type(failure).__name__}: {failure}); exiting "
+              "with status 1 so that the service manager restarts the referee", file=sys.stderr,
+              flush=True)
+        status = 1
     if not stopped:
         # A thread stuck in a camera driver cannot be interrupted, and letting the interpreter
         # shut down under it aborts in native code. Every committed event is already on disk.
