@@ -61,6 +61,10 @@ class Subscription:
                 return
             yield item
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
         self._closed = True
         self._hub._unsubscribe(self)

@@ -1,9 +1,14 @@
 """Server-Sent Events: the full referee state, pushed on every change, with keep-alives.
 
 The service's `subscribe()` gives an iterable of event dicts that blocks until something
-happens. It is drained by a helper thread into a queue so that the response generator can send
-keep-alive comments while nothing happens and notice a closed connection (waitress raises on
-the next write). Several events arriving together are sent as one state.
+happens. A subscription with `get(timeout)` and `closed` (the service's) is waited on directly;
+any other iterable is drained by a helper thread into a queue. Either way the response generator
+can send keep-alive comments while nothing happens and notice a closed connection (waitress
+raises on the next write). Several events arriving together are sent as one state.
+
+`StreamBudget` counts the open streams (events and pictures) per client address and in all:
+each one holds a server worker for as long as it is open, so over the caps a new stream is
+refused with 503 `too_many_streams` and the page's `/api/state` is always answered.
 """
 
 from __future__ import annotations
@@ -15,9 +20,52 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from web.errors import TooManyStreamsError
 from web.service_access import to_jsonable
 
 _END = object()
+
+
+class StreamBudget:
+    """Open streams per client address and in all, with their caps (`try_open` / `close`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._per_address: dict[str, int] = {}
+        self._per_kind: dict[str, int] = {}
+        self.total = 0
+
+    def open(self, address: str, kind: str, *, per_address: int, total: int,
+             kind_max: int | None = None) -> None:
+        """Count one more stream of `kind` from `address`, or raise `TooManyStreamsError`."""
+        with self._lock:
+            mine = self._per_address.get(address, 0)
+            if mine >= per_address:
+                raise TooManyStreamsError(
+                    f"{address} already has {mine} live streams open (at most {per_address} "
+                    "per address): close another page or tab first")
+            if self.total >= total or (kind_max is not None
+                                       and self._per_kind.get(kind, 0) >= kind_max):
+                raise TooManyStreamsError(
+                    f"the referee is serving as many live {kind} streams as it can; "
+                    "the page still updates every few seconds (GET /api/state)")
+            self._per_address[address] = mine + 1
+            self._per_kind[kind] = self._per_kind.get(kind, 0) + 1
+            self.total += 1
+
+    def close(self, address: str, kind: str) -> None:
+        with self._lock:
+            left = self._per_address.get(address, 0) - 1
+            if left > 0:
+                self._per_address[address] = left
+            else:
+                self._per_address.pop(address, None)
+            self._per_kind[kind] = max(self._per_kind.get(kind, 0) - 1, 0)
+            self.total = max(self.total - 1, 0)
+
+    def count(self, kind: str | None = None) -> int:
+        with self._lock:
+            return self.total if kind is None else self._per_kind.get(kind, 0)
 
 
 def format_event(data: Any, *, event: str | None = None, event_id: str | None = None) -> str:
@@ -43,6 +91,26 @@ def _pump(subscription: Any, events: queue.Queue[Any], stop: threading.Event) ->
         events.put(_END)
 
 
+class _Direct:
+    """A subscription with `get(timeout)` and `closed` seen as the pump's queue."""
+
+    def __init__(self, subscription: Any) -> None:
+        self._sub = subscription
+
+    def get(self, timeout: float | None = None) -> Any:
+        if self._sub.closed:
+            return _END
+        item = self._sub.get(timeout=timeout)
+        if item is None:
+            if self._sub.closed:
+                return _END
+            raise queue.Empty
+        return item
+
+    def get_nowait(self) -> Any:
+        return self.get(timeout=0.0)
+
+
 def state_stream(
     service: Any,
     *,
@@ -57,11 +125,13 @@ def state_stream(
     its log entries) becomes one state, and a referee that warns on every frame cannot flood
     a phone."""
     subscription = service.subscribe()
-    events: queue.Queue[Any] = queue.Queue()
     stop = threading.Event()
-    pump = threading.Thread(target=_pump, args=(subscription, events, stop),
-                            name="sse-pump", daemon=True)
-    pump.start()
+    if callable(getattr(subscription, "get", None)) and hasattr(subscription, "closed"):
+        events: Any = _Direct(subscription)  # no helper thread per open page
+    else:
+        events = queue.Queue()
+        threading.Thread(target=_pump, args=(subscription, events, stop),
+                         name="sse-pump", daemon=True).start()
     started = clock()
     try:
         yield "retry: 2000\n\n"

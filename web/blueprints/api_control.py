@@ -23,12 +23,39 @@ COMMANDS = ("new_match", "confirm", "undo", "answer", "correct", "draw", "pause"
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 
+#: No control body nests deeper than a list of corner points (3 levels); 8 leaves room.
+MAX_JSON_DEPTH = 8
+
+
+def json_depth_over(value: Any, limit: int) -> bool:
+    """True when `value` nests lists/objects deeper than `limit` (checked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict)
+                                                  else item))
+    return False
+
+
 def json_object_body() -> dict[str, Any]:
     """The request body as a JSON object, or `BadRequestError` saying what is wrong with it."""
     raw = request.get_data(cache=True)
     if not raw.strip():
         return {}
-    body = request.get_json(silent=True)
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:
+        body = None
+    except ValueError as exc:  # e.g. an integer of thousands of digits
+        raise BadRequestError(f"the body of {request.method} {request.path} is not usable "
+                              f"JSON: {exc}", code="malformed_json") from None
+    if isinstance(body, dict | list) and json_depth_over(body, MAX_JSON_DEPTH):
+        raise BadRequestError(
+            f"the body of {request.method} {request.path} nests deeper than "
+            f"{MAX_JSON_DEPTH} levels", code="malformed_json")
     if body is None:
         raise BadRequestError(f"the body of {request.method} {request.path} is not valid JSON",
                               code="malformed_json")
