@@ -132,12 +132,19 @@ def test_mjpeg_stream_sends_jpeg_parts(running: Any) -> None:
     response = client.get("/api/stream.mjpg?overlay=0", buffered=False)
     assert response.mimetype == "multipart/x-mixed-replace"
     assert response.mimetype_params["boundary"] == "frame"
-    parts = iter(response.response)
-    for _ in range(2):
-        head, _, rest = next(parts).partition(b"\r\n\r\n")
+    chunks = iter(response.response)
+    data = b""
+    for _ in range(2):  # the parts as bytes on the wire, however they are chunked
+        while b"\r\n\r\n" not in data:
+            data += next(chunks)
+        head, _, data = data.partition(b"\r\n\r\n")
         assert head.startswith(b"--frame\r\nContent-Type: image/jpeg")
         length = int(head.split(b"Content-Length: ")[1])
-        assert _decode(rest[:length]).shape == (960, 1280, 3)
+        while len(data) < length + 2:
+            data += next(chunks)
+        assert _decode(data[:length]).shape == (960, 1280, 3)
+        assert data[length:length + 2] == b"\r\n"
+        data = data[length + 2:]
     response.close()
 
 

@@ -10,7 +10,7 @@ from flask import Flask
 
 from web.frames import FrameCache
 from web.service_access import SERVICE_KEY
-from web.sse import StreamBudget
+from web.sse import SharedStates, StreamBudget
 
 #: Shipped defaults; `test_config` or `serve()` override them.
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -50,6 +50,7 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service: Any = N
     app.extensions[SERVICE_KEY] = service
     app.extensions["referee_frames"] = FrameCache(float(app.config["FRAME_MAX_AGE_S"]))
     app.extensions["referee_streams"] = StreamBudget()
+    app.extensions["referee_states"] = SharedStates()
 
     from web import json_errors, security
     from web.blueprints import api_control, api_live, api_matches, pages

@@ -91,6 +91,28 @@ def _pump(subscription: Any, events: queue.Queue[Any], stop: threading.Event) ->
         events.put(_END)
 
 
+class SharedStates:
+    """One encoded `state` message per service event, however many pages are open.
+
+    Every subscription receives the same event object, so the streams that last saw the same
+    event send the same bytes: the state is built and serialised once, not once per page (with
+    200 pages open that is most of the server's work and memory churn)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: object = None
+        self._data = ""
+
+    def message(self, service: Any, after: object) -> str:
+        """The state message for a stream whose last event was `after` (None: build anew)."""
+        with self._lock:
+            if after is not None and after is self._key:
+                return self._data
+            data = format_event(service.state(), event="state")
+            self._key, self._data = after, data
+            return data
+
+
 class _Direct:
     """A subscription with `get(timeout)` and `closed` seen as the pump's queue."""
 
@@ -118,12 +140,14 @@ def state_stream(
     max_duration_s: float = 600.0,
     min_interval_s: float = 0.1,
     clock: Callable[[], float] = time.monotonic,
+    shared: SharedStates | None = None,
 ) -> Iterator[str]:
     """Yield SSE text: `state` now, a new `state` after every service event, keep-alives between.
 
     States are at least `min_interval_s` apart: a burst of events (a verdict, its instruction,
     its log entries) becomes one state, and a referee that warns on every frame cannot flood
-    a phone."""
+    a phone. Streams given the same `shared` send one encoding of each state."""
+    shared = shared if shared is not None else SharedStates()
     subscription = service.subscribe()
     stop = threading.Event()
     if callable(getattr(subscription, "get", None)) and hasattr(subscription, "closed"):
@@ -135,7 +159,7 @@ def state_stream(
     started = clock()
     try:
         yield "retry: 2000\n\n"
-        yield format_event(service.state(), event="state")
+        yield shared.message(service, None)
         last_sent = clock()
         while clock() - started < max_duration_s:
             try:
@@ -150,13 +174,15 @@ def state_stream(
             if isinstance(item, Exception):
                 yield format_event({"error": "stream_failed", "message": str(item)}, event="error")
                 ended = True
+            last = None if ended else item
             while not ended:  # coalesce a burst into one state
                 try:
                     item = events.get_nowait()
                 except queue.Empty:
                     break
                 ended = item is _END or isinstance(item, Exception)
-            yield format_event(service.state(), event="state")
+                last = None if ended else item
+            yield shared.message(service, last)
             last_sent = clock()
             if ended:
                 return

@@ -56,7 +56,8 @@ def events() -> Response:
     config = current_app.config
     stream = state_stream(get_service(), keepalive_s=float(config["SSE_KEEPALIVE_S"]),
                           max_duration_s=float(config["SSE_MAX_S"]),
-                          min_interval_s=float(config["SSE_MIN_INTERVAL_S"]))
+                          min_interval_s=float(config["SSE_MIN_INTERVAL_S"]),
+                          shared=current_app.extensions["referee_states"])
     return _open_stream("event", stream, "text/event-stream",
                         {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
@@ -81,7 +82,9 @@ def _mjpeg(service: object, frames: FrameCache, overlay: bool, fps: float,
         if jpeg and jpeg is not previous:
             previous = jpeg
             yield (b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: "
-                   + str(len(jpeg)).encode() + b"\r\n\r\n" + jpeg + b"\r\n")
+                   + str(len(jpeg)).encode() + b"\r\n\r\n")
+            yield jpeg  # the shared bytes themselves: no copy per client
+            yield b"\r\n"
         time.sleep(period_s)
 
 
