@@ -11,6 +11,7 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
+from referee.jsonlines import nesting_deeper_than
 from web import security
 from web.errors import BadRequestError
 from web.service_access import get_service, to_jsonable
@@ -27,19 +28,6 @@ _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 MAX_JSON_DEPTH = 8
 
 
-def json_depth_over(value: Any, limit: int) -> bool:
-    """True when `value` nests lists/objects deeper than `limit` (checked without recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth > limit:
-                return True
-            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict)
-                                                  else item))
-    return False
-
-
 def json_object_body() -> dict[str, Any]:
     """The request body as a JSON object, or `BadRequestError` saying what is wrong with it."""
     raw = request.get_data(cache=True)
@@ -52,7 +40,7 @@ def json_object_body() -> dict[str, Any]:
     except ValueError as exc:  # e.g. an integer of thousands of digits
         raise BadRequestError(f"the body of {request.method} {request.path} is not usable "
                               f"JSON: {exc}", code="malformed_json") from None
-    if isinstance(body, dict | list) and json_depth_over(body, MAX_JSON_DEPTH):
+    if isinstance(body, dict | list) and nesting_deeper_than(body, MAX_JSON_DEPTH):
         raise BadRequestError(
             f"the body of {request.method} {request.path} nests deeper than "
             f"{MAX_JSON_DEPTH} levels", code="malformed_json")
