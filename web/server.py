@@ -189,6 +189,7 @@ def make_server(service: Any, *, host: str = "127.0.0.1", port: int = 8000,
         raise ServerStartError(
             f"cannot listen on {host}:{port}: {exc.strerror or exc} "
             "(another referee running? choose another --port)") from exc
+    server.referee_app = app  # for tests and benchmarks: its stream budget, its config
     server.channel_class = _bounded_channel_class()
     server.maintenance = _maintenance(server)
     return server
