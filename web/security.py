@@ -66,7 +66,7 @@ _SESSION_ID = "sid"
 MAX_BODY_BYTES = 16 * 1024
 #: PIN strength: the lockout lets one address try `PIN_MAX_FAILURES` (5) PINs a minute and all
 #: addresses together `PIN_MAX_FAILURES_ALL` (20). Six characters give 10^6 PINs of digits alone:
-#: about 35 days at 20 a minute to try half of them, against under two minutes for "1".
+#: about 17 days at 20 a minute to try half of them, against under two minutes for "1".
 PIN_MIN_LENGTH = 6
 PIN_MAX_FAILURES_ALL = 20
 SESSION_LIFETIME_S = 30 * 24 * 3600.0  # an owner's login lasts a month unless logged out

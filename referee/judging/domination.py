@@ -89,25 +89,24 @@ def _check_possible(obj: Mapping[str, Any], players: tuple[str, ...]) -> None:
                 "player")
 
 
+def _cell_map(given: Any, name: str, values: str) -> None:
+    """`given` maps at most the board's cells (to `values`), or `InvalidObservationError`."""
+    if not isinstance(given, Mapping):
+        raise InvalidObservationError(
+            f"'{name}' must map cell -> {values}, got {type(given).__name__}")
+    if len(given) > len(CELL_INDEX):
+        raise InvalidObservationError(f"'{name}' names {len(given)} cells; the board has "
+                                      f"{len(CELL_INDEX)}")
+
+
 def check_observation(obj: Mapping[str, Any]) -> None:
     """The `infer` fields `observed`, `heights`, `height_sigma` have the right shape and sizes."""
-    observed = obj.get("observed")
-    if not isinstance(observed, Mapping):
-        raise InvalidObservationError(
-            f"'observed' must map cell -> letter or '.', got {type(observed).__name__}")
-    if len(observed) > len(CELL_INDEX):
-        raise InvalidObservationError(f"'observed' names {len(observed)} cells; the board has "
-                                      f"{len(CELL_INDEX)}")
+    _cell_map(obj.get("observed"), "observed", "letter or '.'")
     for name in ("heights", "height_sigma"):
         given = obj.get(name)
         if given is None:
             continue
-        if not isinstance(given, Mapping):
-            raise InvalidObservationError(
-                f"'{name}' must map cell -> pieces, got {type(given).__name__}")
-        if len(given) > len(CELL_INDEX):
-            raise InvalidObservationError(f"'{name}' names {len(given)} cells; the board has "
-                                          f"{len(CELL_INDEX)}")
+        _cell_map(given, name, "pieces")
         for cell, value in given.items():
             if cell not in CELL_INDEX:
                 raise InvalidObservationError(f"'{name}' names {cell!r}, not a board cell")
