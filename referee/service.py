@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -58,6 +60,10 @@ class Subscription:
             if item is None:
                 return
             yield item
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def close(self) -> None:
         self._closed = True
@@ -108,6 +114,12 @@ class RefereeService:
         self._ended_at: float | None = None
         self._danger: dict[str, Any] | None = None
         self._danger_key: object = None
+        self._log_fault: str | None = None  # the fault last told to the terminal
+        self._last_error: str | None = None  # the last unexpected error, reported once
+        self.loop_failure: BaseException | None = None  # why the frame thread ended, if it did
+        #: called (from the frame thread) when it ends unexpectedly: `referee serve` stops the
+        #: process with a non-zero status so that the service manager restarts it
+        self.on_loop_died: Callable[[BaseException], None] | None = None
         self.referee: Referee
         opened = self.log.open_match(spec.name)
         if opened is not None and not resume:
@@ -202,10 +214,57 @@ class RefereeService:
             self._publish({"type": "camera", "state": state})
 
     def _run(self) -> None:
+        """The frame thread: never ends on an error in judging (`_judge_frame`); if it ends
+        anyway (a bug outside it), `on_loop_died` is told."""
+        try:
+            self._run_frames()
+        except BaseException as exc:  # noqa: BLE001 - reported, then the process is told
+            self.loop_failure = exc
+            traceback.print_exc(file=sys.stderr)
+            if self.on_loop_died is not None:
+                self.on_loop_died(exc)
+
+    def _judge_frame(self, image: np.ndarray) -> None:
+        """One frame through the referee; an unexpected error becomes an `error` event (once
+        per distinct error, not on every frame) and the loop goes on with the next frame."""
+        try:
+            with self._lock:
+                self.referee.process(image)
+            self._last_error = None
+        except Exception as exc:  # noqa: BLE001 - nothing a frame does may stop the referee
+            text = f"{type(exc).__name__}: {exc}"
+            if text == self._last_error:
+                return
+            self._last_error = text
+            traceback.print_exc(file=sys.stderr)
+            with contextlib.suppress(Exception), self._lock:
+                self.referee.emit([{"type": "error", "code": "internal",
+                                    "text": f"Internal error while judging a frame ({text}); "
+                                            "carrying on with the next frame"}])
+        self._check_log()
+
+    def _check_log(self) -> None:
+        """Retry writes that wait for the log file; tell the terminal and the pages when the
+        fault starts or ends."""
+        if self.log.waiting:
+            self.log.retry()
+        fault = self.log.status()["message"]
+        if fault == self._log_fault:
+            return
+        if fault is not None:
+            print(f"referee: {fault}; retrying", file=sys.stderr, flush=True)
+        elif self._log_fault is not None:
+            print("referee: the match log is written again; nothing was lost", file=sys.stderr,
+                  flush=True)
+        self._log_fault = fault
+        self._publish({"type": "log", "status": self.log.status()})
+
+    def _run_frames(self) -> None:
         backoff = 0.5
         last_t = time.monotonic()
         while not self._stop.is_set():
             if self._paused:
+                self._check_log()
                 self._stop.wait(0.1)
                 continue
             if self._source is None:
@@ -243,8 +302,7 @@ class RefereeService:
                 backoff = min(backoff * 2, 5.0)
                 continue
             self._set_camera("ok", "Camera OK" if self._camera_state == "lost" else None)
-            with self._lock:
-                self.referee.process(frame.image)
+            self._judge_frame(frame.image)
             if self.max_fps:
                 wait = 1.0 / self.max_fps - (time.monotonic() - last_t)
                 if wait > 0:
@@ -335,6 +393,7 @@ class RefereeService:
                 "board": None if ref.board is None else {
                     "corners_px": np.round(ref.board.corners_px, 1).tolist()},
                 "events": [e.to_json() for e in record_events],
+                "log": self.log.status(),
             }
             if self.calibration is not None and hasattr(self.calibration, "summary"):
                 state["calibration"] = self.calibration.summary()

@@ -125,7 +125,7 @@ def test_infer_lines_and_errors(monkeypatch: pytest.MonkeyPatch,
     out = _run_infer([json.dumps(ok), "{not json", json.dumps(missing), json.dumps(partial),
                       json.dumps(ok)], monkeypatch, capsys)
     assert out[0] == {"candidates": [{"from": "d6", "to": "d5", "count": 1}]}
-    assert "not JSON" in out[1]["error"]
+    assert "not valid JSON" in out[1]["error"] and out[1]["line"] == 2
     assert "observed" in out[2]["error"]
     assert "51 missing" in out[3]["error"]
     assert out[4] == out[0]

@@ -76,7 +76,7 @@ def test_unreadable_and_boardless_images_give_errors_and_the_rest_is_processed(
     code, results = _run(capsys, str(junk), str(path), str(missing), str(blank))
     assert code == 1
     assert [r["image"] for r in results] == [str(junk), str(path), str(missing), str(blank)]
-    assert "not a readable image" in results[0]["error"]
+    assert results[0]["error"].startswith("cannot read image") and "junk.png" in results[0]["error"]
     assert "discs" in results[1]
     assert "no such file" in results[2]["error"]
     assert "board" in results[3]["error"]

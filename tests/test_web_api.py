@@ -21,6 +21,7 @@ from web.app import create_app
 HOST = "referee.local:8000"
 BASE = f"http://{HOST}"
 JSON_HEADERS = {"Origin": BASE}
+TEST_CONFIG = {"TESTING": True, "ALLOWED_HOSTS": ["referee.local"]}
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def service(tmp_path: Path) -> Iterator[Any]:
 
 @pytest.fixture
 def app(service: Any) -> Flask:
-    return create_app({"TESTING": True, "SSE_KEEPALIVE_S": 0.05, "SSE_MAX_S": 5.0},
+    return create_app({**TEST_CONFIG, "SSE_KEEPALIVE_S": 0.05, "SSE_MAX_S": 5.0},
                       service=service)
 
 
@@ -127,16 +128,23 @@ def test_frames_are_shared_between_requests_for_a_moment(running: Any) -> None:
 
 
 def test_mjpeg_stream_sends_jpeg_parts(running: Any) -> None:
-    client = create_app({"TESTING": True, "MJPEG_FPS": 20.0}, service=running).test_client()
+    client = create_app({**TEST_CONFIG, "MJPEG_FPS": 20.0}, service=running).test_client()
     response = client.get("/api/stream.mjpg?overlay=0", buffered=False)
     assert response.mimetype == "multipart/x-mixed-replace"
     assert response.mimetype_params["boundary"] == "frame"
-    parts = iter(response.response)
-    for _ in range(2):
-        head, _, rest = next(parts).partition(b"\r\n\r\n")
+    chunks = iter(response.response)
+    data = b""
+    for _ in range(2):  # the parts as bytes on the wire, however they are chunked
+        while b"\r\n\r\n" not in data:
+            data += next(chunks)
+        head, _, data = data.partition(b"\r\n\r\n")
         assert head.startswith(b"--frame\r\nContent-Type: image/jpeg")
         length = int(head.split(b"Content-Length: ")[1])
-        assert _decode(rest[:length]).shape == (960, 1280, 3)
+        while len(data) < length + 2:
+            data += next(chunks)
+        assert _decode(data[:length]).shape == (960, 1280, 3)
+        assert data[length:length + 2] == b"\r\n"
+        data = data[length + 2:]
     response.close()
 
 
@@ -309,7 +317,7 @@ def test_command_error_status_codes() -> None:
 # ------------------------------------------------------------------------------------ the PIN
 @pytest.fixture
 def pin_app(service: Any) -> Flask:
-    return create_app({"TESTING": True, "REQUIRE_PIN": True, "PIN": "4821",
+    return create_app({**TEST_CONFIG, "REQUIRE_PIN": True, "PIN": "4821",
                        "PIN_MAX_FAILURES": 3, "PIN_LOCKOUT_S": 60.0}, service=service)
 
 
@@ -363,7 +371,7 @@ def test_repeated_wrong_pins_lock_the_address_out(pin_app: Flask) -> None:
 
 
 def test_no_pin_set_keeps_the_controls_locked(service: Any) -> None:
-    client = create_app({"TESTING": True, "REQUIRE_PIN": True, "PIN": None},
+    client = create_app({**TEST_CONFIG, "REQUIRE_PIN": True, "PIN": None},
                         service=service).test_client()
     assert_json_error(post(client, "/api/control/pause", headers={"X-Referee-Pin": ""}),
                       401, "no_pin_set")

@@ -33,8 +33,9 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 @pytest.fixture(scope="module")
 def client(service: Any) -> Any:
-    return create_app({"TESTING": True, "REQUIRE_PIN": True, "PIN": "4821",
-                       "PIN_MAX_FAILURES": 10**6}, service=service).test_client()
+    return create_app({"TESTING": True, "ALLOWED_HOSTS": ["referee.local"], "REQUIRE_PIN": True,
+                       "PIN": "4821", "PIN_MAX_FAILURES": 10**6, "PIN_MAX_FAILURES_ALL": 10**6},
+                      service=service).test_client()
 
 
 foreign_origins = st.builds(
@@ -114,8 +115,10 @@ def test_is_loopback(host: str, loopback: bool) -> None:
 
 
 def test_app_beyond_localhost_requires_the_pin(service: Any, capsys: Any) -> None:
-    app = app_for(service, host="0.0.0.0", pin="2468")
-    assert app.config["REQUIRE_PIN"] is True and app.config["PIN"] == "2468"
+    app = app_for(service, host="0.0.0.0", pin="246813")
+    assert app.config["REQUIRE_PIN"] is True and app.config["PIN"] == "246813"
+    with pytest.raises(ValueError, match="at least 6 characters"):
+        app_for(service, host="0.0.0.0", pin="2468")
     app = app_for(service, host="192.168.1.20")  # no PIN given: one is made and shown
     pin = app.config["PIN"]
     assert len(pin) == 6 and pin.isdigit()

@@ -53,6 +53,27 @@ class TooManyAttemptsError(WebError, PermissionError):
     code = "too_many_attempts"
 
 
+class PayloadTooLargeError(WebError, ValueError):
+    """A request body over the server's small limit, refused before it is read (413)."""
+
+    status = 413
+    code = "too_large"
+
+
+class MisdirectedRequestError(WebError, PermissionError):
+    """A request whose `Host` is not a name of this machine: DNS rebinding (421)."""
+
+    status = 421
+    code = "unknown_host"
+
+
+class TooManyStreamsError(WebError, ConnectionError):
+    """More open event or picture streams than this client address or the server allows (503)."""
+
+    status = 503
+    code = "too_many_streams"
+
+
 class NotFoundError(WebError, LookupError):
     """An unknown match, snapshot or route (404)."""
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from hardware.errors import (
     CorruptFrameError,
     EndOfStream,
+    SourceLostError,
     SourceOptionError,
     SourceUnavailableError,
 )
@@ -28,6 +29,62 @@ IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".
 
 _JPEG_EOI = b"\xff\xd9"
 _PNG_IEND = b"IEND"
+#: The largest picture any camera here takes: 64 MP (Arducam 64MP Hawkeye, 9152 x 6944); the
+#: Pi's own cameras give 12 MP. A larger image is refused from its header, before decoding
+#: (a 69-byte PNG may claim 60000 x 60000, 10 GB decoded).
+MAX_IMAGE_PIXELS = 64_000_000
+
+
+_JPEG_SOF = frozenset({0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE,
+                       0xCF})
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a JPEG's start-of-frame segment."""
+    i = 2
+    while i + 9 <= len(data):
+        if data[i] != 0xFF:
+            return None
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker in (0x01, 0xD8) or 0xD0 <= marker <= 0xD7:
+            i += 2
+            continue
+        length = int.from_bytes(data[i + 2:i + 4], "big")
+        if marker in _JPEG_SOF:
+            height = int.from_bytes(data[i + 5:i + 7], "big")
+            width = int.from_bytes(data[i + 7:i + 9], "big")
+            return width, height
+        if marker == 0xDA or length < 2:  # image data before any frame header
+            return None
+        i += 2 + length
+    return None
+
+
+def image_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from an image's header without decoding it: PNG's IHDR, JPEG's SOF,
+    Pillow's header reader for the other formats; None when unknown (OpenCV may still decode
+    it, within its own limit)."""
+    import io
+    import warnings
+
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR" and len(data) >= 24:
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:2] == b"\xff\xd8":
+        return _jpeg_size(data)
+    from PIL import Image, UnidentifiedImageError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # checked by the caller
+        try:
+            with Image.open(io.BytesIO(data)) as header:  # reads the header only
+                return int(header.size[0]), int(header.size[1])
+        except Image.DecompressionBombError:
+            return MAX_IMAGE_PIXELS + 1, 1  # over Pillow's own limit, far over ours
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+            return None
 
 
 def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
@@ -50,7 +107,17 @@ def decode_image_file(path: Path) -> BgrImage:
         raise CorruptFrameError(f"{path}: truncated JPEG (no end-of-image marker)")
     if suffix == ".png" and _PNG_IEND not in data[-32:]:
         raise CorruptFrameError(f"{path}: truncated PNG (no IEND chunk)")
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    size = image_size(data)
+    if size is not None and size[0] * size[1] > MAX_IMAGE_PIXELS:
+        shown = f"{size[0]}x{size[1]} pixels" if size[1] > 1 else "its size in the header"
+        raise CorruptFrameError(
+            f"{path}: {shown} is larger than any camera picture (at most "
+            f"{MAX_IMAGE_PIXELS // 1_000_000} MP); not decoded")
+    try:
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    except cv2.error as exc:  # e.g. over OpenCV's own size limit
+        raise CorruptFrameError(f"{path}: OpenCV cannot decode it: "
+                                f"{str(exc).strip().splitlines()[-1]}") from None
     if image is None:
         raise CorruptFrameError(f"{path}: not an image OpenCV can decode")
     return check_bgr_image(image, what=str(path))
@@ -120,6 +187,8 @@ class FolderSource(SourceBase):
     def read(self) -> Frame:
         if self._closed:
             raise EndOfStream(f"{self.folder}: closed")
+        if not self.folder.is_dir():  # deleted or unmounted under us: like a camera unplugged
+            raise SourceLostError(f"image folder {str(self.folder)!r} is gone")
         if self._position >= len(self.paths):
             if not self._loop:
                 raise EndOfStream(f"{self.folder}: all {len(self.paths)} images read")

@@ -13,10 +13,16 @@ def add_db(parser: argparse.ArgumentParser) -> None:
                         help="match log (SQLite); default: the user's data directory")
 
 
-def open_log(path: str | None) -> Any:
-    from referee.log import MatchLog, default_db_path
+def open_log(path: str | None, *, read_only: bool = False) -> Any:
+    """The match log at `path` (default: the user's data directory); a log that cannot be
+    opened (missing when `read_only`, not a log, read-only, no permission) stops the command
+    with one line saying why."""
+    from referee.log import MatchLog, MatchLogError, default_db_path
 
-    return MatchLog(Path(path) if path else default_db_path())
+    try:
+        return MatchLog(Path(path) if path else default_db_path(), read_only=read_only)
+    except MatchLogError as exc:
+        raise SystemExit(f"referee: {exc}") from None
 
 
 def parse_corners(text: str | None) -> list[list[float]] | None:

@@ -118,16 +118,20 @@ def _write_debug(picture: Any, debug_dir: str, name: str) -> None:
 
 
 def _read_image(path: str) -> tuple[Any, str | None]:
+    """The image, decoded as the folder source decodes it: its size checked from the header
+    first, a truncated JPEG or PNG refused (`hardware.sources.folder.decode_image_file`)."""
     import os
+    from pathlib import Path
 
-    import cv2
+    from hardware.errors import CorruptFrameError
+    from hardware.sources.folder import decode_image_file
 
     if not os.path.exists(path):
         return None, f"cannot read image: no such file {path!r}"
-    image = cv2.imread(path, cv2.IMREAD_COLOR)
-    if image is None:
-        return None, f"cannot read image {path!r}: not a readable image file"
-    return image, None
+    try:
+        return decode_image_file(Path(path)), None
+    except CorruptFrameError as exc:
+        return None, f"cannot read image: {exc}"
 
 
 def run(args: argparse.Namespace) -> int:

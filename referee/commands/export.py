@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    log = open_log(args.db)
+    log = open_log(args.db, read_only=True)
     try:
         _, body = log.export(args.match, args.format)
     except UnknownMatchError as exc:

@@ -2,15 +2,16 @@
 
 Request: `{"game": "dition", "discs": [{"x": 3.2, "y": 4.0, "colour": "black"}, ...],
 "to_move": "black", "place": {"x": 5.0, "y": 5.5}}` (board units) or a Domination request (see
-`referee.judging.domination`). A malformed line gets `{"error": "..."}`; judging goes on. Exit 0.
+`referee.judging.domination`). Every line gets an answer: a malformed one (blank, invalid UTF-8,
+not JSON, over the limits of `referee.jsonlines`, an impossible position) gets
+`{"error": "...", "line": n}`; judging goes on. Exit 0 (141 when the reader of stdout left).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import TextIO
+from typing import IO, Any, TextIO
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,20 +21,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def judge_stream(source: TextIO, sink: TextIO) -> int:
-    """Judge every line of `source`; returns how many lines were judged."""
+def judge_stream(source: IO[Any], sink: TextIO) -> int:
+    """Judge every line of `source` (read as bytes when it has a `.buffer`); returns how many
+    lines were judged."""
+    from referee.jsonlines import dumps_answer, read_lines
     from referee.judging import judge_line
 
     count = 0
-    for number, line in enumerate(source, 1):
+    for number, line in enumerate(read_lines(source), 1):
         answer = judge_line(line)
         if "error" in answer:
             answer = {**answer, "line": number}
-        try:
-            text = json.dumps(answer, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            text = json.dumps({"error": f"internal error: answer not JSON-able: {exc}"})
-        sink.write(text + "\n")
+        sink.write(dumps_answer(answer) + "\n")
         sink.flush()
         count += 1
     return count

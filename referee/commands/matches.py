@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    log = open_log(args.db)
+    log = open_log(args.db, read_only=True)
     matches = log.list_matches()
     if args.json:
         for m in matches:

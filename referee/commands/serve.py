@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import os
 import signal
@@ -27,7 +28,12 @@ def add_server_options(parser: argparse.ArgumentParser, *, default_port: int = 8
                         "then --pin is required)")
     parser.add_argument("--port", type=int, default=default_port)
     parser.add_argument("--pin", default=None,
-                        help="PIN that protects the controls (spectators can still watch)")
+                        help="PIN that protects the controls (spectators can still watch); at "
+                        "least 6 characters, not one repeated nor a run like 123456")
+    parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                        help="also answer requests for this host name (a DNS alias, a proxy); "
+                        "loopback names, this machine's name, NAME.local and its addresses "
+                        "always work, any other Host gets 421 (repeatable)")
     add_db(parser)
 
 
@@ -48,11 +54,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check_pin(host: str, pin: str | None) -> None:
+    from web.security import pin_weakness
+
     if not is_loopback(host) and not pin:
         raise SystemExit(
             f"referee: listening on {host} makes the page reachable from other machines: "
             "set a PIN for the controls with --pin"
         )
+    weakness = pin_weakness(pin) if pin else None
+    if weakness is not None:
+        raise SystemExit(f"referee: --pin: {weakness}")
 
 
 def auto_source() -> str:
@@ -89,9 +100,14 @@ def run_service(service: Any, args: argparse.Namespace) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = _stop_signals(service) if in_main_thread else {}
     status = 0
+    if in_main_thread:
+        # The frame thread ending by surprise stops the process (status 1): a service manager
+        # restarts it and the match resumes from the log, instead of a page stuck on "waiting".
+        service.on_loop_died = lambda exc: _thread.interrupt_main()
     service.start()
     try:
-        serve(service, host=args.host, port=args.port, pin=args.pin)
+        serve(service, host=args.host, port=args.port, pin=args.pin,
+              allowed_hosts=tuple(getattr(args, "allowed_host", None) or ()))
     except ServerStartError as exc:
         print(f"referee: {exc}", file=sys.stderr)
         status = 1
@@ -103,6 +119,12 @@ def run_service(service: Any, args: argparse.Namespace) -> int:
             service.log.close()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+    failure = getattr(service, "loop_failure", None)
+    if failure is not None:
+        print(f"referee: the match loop stopped ({type(failure).__name__}: {failure}); exiting "
+              "with status 1 so that the service manager restarts the referee", file=sys.stderr,
+              flush=True)
+        status = 1
     if not stopped:
         # A thread stuck in a camera driver cannot be interrupted, and letting the interpreter
         # shut down under it aborts in native code. Every committed event is already on disk.

@@ -8,13 +8,13 @@ game modules signal that by raising `ValueError` (their package's leaf errors su
 from __future__ import annotations
 
 import importlib
-import json
 import sys
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 from referee.games import registry
+from referee.jsonlines import LineError, parse_line
 
 #: game name -> module with `judge(obj) -> dict` (from each game's description)
 GAMES: dict[str, str] = {
@@ -63,17 +63,13 @@ def judge_object(obj: Any) -> dict[str, Any]:
     return answer
 
 
-def judge_line(line: str) -> dict[str, Any]:
-    """Judge one line of JSON Lines input."""
-    text = line.strip()
-    if not text:
-        return {"error": "empty line: expected one JSON object"}
+def judge_line(line: str | bytes) -> dict[str, Any]:
+    """Judge one line of JSON Lines input (text, or bytes decoded as UTF-8); never raises for
+    bad input: blank, invalid UTF-8, not JSON, over the limits (`referee.jsonlines`)."""
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return {"error": f"not valid JSON: {exc.msg} at column {exc.colno}"}
-    except RecursionError:
-        return {"error": "not valid JSON: nested too deeply"}
+        obj = parse_line(line)
+    except LineError as exc:
+        return {"error": str(exc)}
     return judge_object(obj)
 
 

@@ -29,14 +29,26 @@ from rules import dition as rd
 from rules import dition_analysis as da
 
 GAME = "dition"
+#: Discs of one diameter that do not overlap and lie wholly on the 20 x 20 board: at most about
+#: 460 (hexagonal packing, 0.907 of the area); a reading with a few overlaps stays below 500.
+MAX_DISCS = 500
+#: Board coordinates run from 0 to 20; a point this far away is no reading of any board (and
+#: its squared distances would overflow to infinity).
+MAX_COORDINATE = 1000.0
 
 
-def _number(value: Any, where: str) -> float:
+def _number(value: Any, where: str, limit: float = MAX_COORDINATE) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise JudgeInputError(f"{where} must be a number, got {value!r}")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
     if not math.isfinite(number):
         raise JudgeInputError(f"{where} must be finite, got {value!r}")
+    if abs(number) > limit:
+        raise JudgeInputError(f"{where} is {value!r}: board coordinates run from 0 to "
+                              f"{rd.BOARD_SIZE:g}, anything beyond {limit:g} is no position")
     return number
 
 
@@ -70,6 +82,10 @@ def position_from_request(obj: Mapping[str, Any]) -> rd.Position:
     raw_discs = _field(obj, "discs")
     if not isinstance(raw_discs, list):
         raise JudgeInputError(f"'discs' must be a list of discs, got {raw_discs!r}")
+    if len(raw_discs) > MAX_DISCS:
+        raise JudgeInputError(
+            f"'discs' has {len(raw_discs)} discs; a Dition board holds at most about 460 that "
+            f"do not overlap (limit {MAX_DISCS})")
     discs = []
     for i, raw in enumerate(raw_discs):
         x, y = _point(raw, f"discs[{i}]")
@@ -78,8 +94,10 @@ def position_from_request(obj: Mapping[str, Any]) -> rd.Position:
         )
     to_move = _colour(_field(obj, "to_move"), "'to_move'")
     move_number = obj.get("move_number", 1)
-    if isinstance(move_number, bool) or not isinstance(move_number, int) or move_number < 1:
-        raise JudgeInputError(f"'move_number' must be an integer >= 1, got {move_number!r}")
+    if isinstance(move_number, bool) or not isinstance(move_number, int) or not (
+            1 <= move_number <= 10**6):
+        raise JudgeInputError(
+            f"'move_number' must be an integer from 1 to 1000000, got {move_number!r}")
     winner = obj.get("winner")
     if winner is not None:
         winner = _colour(winner, "'winner'")

@@ -13,11 +13,21 @@ whose message names what was wrong; the `judge` command turns it into `{"error":
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from rules.domination import Move, State, Variant, apply_move, check_move
-from rules.errors import InvalidNotationError, InvalidStateError
+from rules.domination import (
+    CELL_INDEX,
+    MAX_HEIGHT,
+    PIECES_PER_PLAYER,
+    Move,
+    State,
+    Variant,
+    apply_move,
+    check_move,
+)
+from rules.errors import InvalidNotationError, InvalidObservationError, InvalidStateError
 
 GAME = "domination"
 _OPTIONS = ("partners", "fast", "up_to_k", "anti_symmetry")
@@ -47,6 +57,66 @@ def _variant(players: tuple[str, ...], raw: object) -> Variant:
     raise InvalidStateError(f"'variant' must be an object, a list of option names or a name: {raw!r}")
 
 
+def _check_possible(obj: Mapping[str, Any], players: tuple[str, ...]) -> None:
+    """Refuse, before any work, a position no Domination set can make (the rule it breaks)."""
+    if not 2 <= len(players) <= 4 or len(set(players)) != len(players):
+        raise InvalidStateError(f"'players' must be 2 to 4 distinct letters, got {list(players)}")
+    pieces = PIECES_PER_PLAYER[len(players)]
+    stacks = obj.get("stacks")
+    if isinstance(stacks, Mapping):
+        if len(stacks) > len(CELL_INDEX):
+            raise InvalidStateError(f"'stacks' names {len(stacks)} cells; the board has "
+                                    f"{len(CELL_INDEX)}")
+        for cell, stack in stacks.items():
+            if isinstance(stack, str) and len(stack) > MAX_HEIGHT:
+                raise InvalidStateError(
+                    f"stacks: {cell} holds {len(stack)} pieces; a stack has at most "
+                    f"{MAX_HEIGHT} (the pieces beyond {MAX_HEIGHT} come off the bottom at once)")
+    counts: list[tuple[str, Any]] = []
+    for name in ("reserves", "totals"):
+        given = obj.get(name)
+        if isinstance(given, Mapping):
+            counts += [(f"{name}.{k}", v) for k, v in given.items()]
+    captured = obj.get("captured")
+    if isinstance(captured, Mapping):
+        for who, row in captured.items():
+            if isinstance(row, Mapping):
+                counts += [(f"captured.{who}.{k}", v) for k, v in row.items()]
+    for where, value in counts:
+        if isinstance(value, int) and not isinstance(value, bool) and value > pieces:
+            raise InvalidStateError(
+                f"'{where}' is {value}: a {len(players)}-player set has {pieces} pieces per "
+                "player")
+
+
+def _cell_map(given: Any, name: str, values: str) -> None:
+    """`given` maps at most the board's cells (to `values`), or `InvalidObservationError`."""
+    if not isinstance(given, Mapping):
+        raise InvalidObservationError(
+            f"'{name}' must map cell -> {values}, got {type(given).__name__}")
+    if len(given) > len(CELL_INDEX):
+        raise InvalidObservationError(f"'{name}' names {len(given)} cells; the board has "
+                                      f"{len(CELL_INDEX)}")
+
+
+def check_observation(obj: Mapping[str, Any]) -> None:
+    """The `infer` fields `observed`, `heights`, `height_sigma` have the right shape and sizes."""
+    _cell_map(obj.get("observed"), "observed", "letter or '.'")
+    for name in ("heights", "height_sigma"):
+        given = obj.get(name)
+        if given is None:
+            continue
+        _cell_map(given, name, "pieces")
+        for cell, value in given.items():
+            if cell not in CELL_INDEX:
+                raise InvalidObservationError(f"'{name}' names {cell!r}, not a board cell")
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not math.isfinite(value) or not 0 <= value <= 4 * MAX_HEIGHT:
+                raise InvalidObservationError(
+                    f"'{name}.{cell}' must be a number of pieces from 0 to {4 * MAX_HEIGHT}, "
+                    f"got {value!r}")
+
+
 def state_from_json(obj: Mapping[str, Any]) -> State:
     """A `State` from the judge/infer JSON fields; raises ValueError subclasses naming the field."""
     if not isinstance(obj, Mapping):
@@ -55,6 +125,7 @@ def state_from_json(obj: Mapping[str, Any]) -> State:
     if not isinstance(raw_players, list | tuple) or not all(isinstance(p, str) for p in raw_players):
         raise InvalidStateError(f"'players' must be a list of letters, got {raw_players!r}")
     players = tuple(raw_players)
+    _check_possible(obj, players)
     if "stacks" not in obj:
         raise InvalidStateError("missing 'stacks' (cell -> bottom-to-top letters)")
     for name in ("stacks", "reserves", "captured", "totals"):
@@ -65,6 +136,8 @@ def state_from_json(obj: Mapping[str, Any]) -> State:
         if not isinstance(row, Mapping):
             raise InvalidStateError(f"'captured.{who}' must map opponent -> count, got {row!r}")
     move_number = obj.get("move_number", 0)
+    if isinstance(move_number, int) and move_number > 10**6:
+        raise InvalidStateError(f"'move_number' is {move_number}: no match lasts a million moves")
     return State.from_setup(
         obj["stacks"],
         variant=_variant(players, obj.get("variant")),

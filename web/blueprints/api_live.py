@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from web.errors import FrameUnavailableError
 from web.frames import FrameCache
 from web.service_access import get_service, to_jsonable
-from web.sse import state_stream
+from web.sse import StreamBudget, state_stream
 
 bp = Blueprint("api_live", __name__, url_prefix="/api")
 
@@ -25,6 +26,24 @@ def _want_overlay() -> bool:
     return request.args.get("overlay", "1").lower() not in ("0", "false", "no", "off")
 
 
+def _budget() -> StreamBudget:
+    return current_app.extensions["referee_streams"]  # type: ignore[no-any-return]
+
+
+def _open_stream(kind: str, body: Iterator[Any], mimetype: str,
+                 headers: dict[str, str]) -> Response:
+    """A streamed response counted against the stream budget (503 over it) until it closes."""
+    config = current_app.config
+    address = request.remote_addr or "?"
+    budget = _budget()
+    budget.open(address, kind, per_address=int(config["STREAMS_PER_ADDRESS"]),
+                total=int(config["STREAMS_MAX"]),
+                kind_max=int(config["MJPEG_MAX"]) if kind == "picture" else None)
+    response = Response(body, mimetype=mimetype, headers=headers)
+    response.call_on_close(lambda: budget.close(address, kind))
+    return response
+
+
 @bp.get("/state")
 def state() -> Response:
     response = jsonify(to_jsonable(get_service().state()))
@@ -37,9 +56,10 @@ def events() -> Response:
     config = current_app.config
     stream = state_stream(get_service(), keepalive_s=float(config["SSE_KEEPALIVE_S"]),
                           max_duration_s=float(config["SSE_MAX_S"]),
-                          min_interval_s=float(config["SSE_MIN_INTERVAL_S"]))
-    return Response(stream, mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+                          min_interval_s=float(config["SSE_MIN_INTERVAL_S"]),
+                          shared=current_app.extensions["referee_states"])
+    return _open_stream("event", stream, "text/event-stream",
+                        {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
 @bp.get("/frame.jpg")
@@ -50,20 +70,28 @@ def frame() -> Response:
     return Response(jpeg, mimetype="image/jpeg", headers=_NO_STORE)
 
 
-def _mjpeg(service: object, frames: FrameCache, overlay: bool, fps: float) -> Iterator[bytes]:
+def _mjpeg(service: object, frames: FrameCache, overlay: bool, fps: float,
+           max_s: float = 600.0) -> Iterator[bytes]:
+    """Pictures at `fps` (the same bytes for every client: `FrameCache`); ends after `max_s`
+    (an `<img>` reconnects by itself) so that no stream holds a worker for ever."""
     period_s = 1.0 / max(fps, 0.1)
     previous: bytes | None = None
-    while True:
+    ends = time.monotonic() + max_s
+    while time.monotonic() < ends:
         jpeg = frames.get(service, overlay=overlay)
         if jpeg and jpeg is not previous:
             previous = jpeg
             yield (b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: "
-                   + str(len(jpeg)).encode() + b"\r\n\r\n" + jpeg + b"\r\n")
+                   + str(len(jpeg)).encode() + b"\r\n\r\n")
+            yield jpeg  # the shared bytes themselves: no copy per client
+            yield b"\r\n"
         time.sleep(period_s)
 
 
 @bp.get("/stream.mjpg")
 def stream() -> Response:
     fps = float(current_app.config["MJPEG_FPS"])
-    return Response(_mjpeg(get_service(), _frames(), _want_overlay(), fps),
-                    mimetype="multipart/x-mixed-replace; boundary=frame", headers=_NO_STORE)
+    get_service()  # no stream is counted for an app without a service
+    max_s = float(current_app.config["MJPEG_MAX_S"])
+    return _open_stream("picture", _mjpeg(get_service(), _frames(), _want_overlay(), fps, max_s),
+                        "multipart/x-mixed-replace; boundary=frame", dict(_NO_STORE))

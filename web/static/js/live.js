@@ -59,6 +59,9 @@ function render(state) {
   const camEl = $("status-camera");
   camEl.textContent = cam.state === "ok" ? `camera ${cam.fps != null ? cam.fps.toFixed(1) + " fps" : "ok"}` : `camera ${cam.state || "?"}`;
   camEl.className = `pill ${cam.state === "ok" ? "on" : "off"}`;
+  const log = state.log || { ok: true };
+  $("log-fault").hidden = log.ok !== false;
+  $("log-fault").textContent = log.ok === false ? log.message : "";
   $("pause-btn").textContent = state.status === "paused" ? "Resume" : "Pause";
   $("pause-btn").dataset.command = state.status === "paused" ? "resume" : "pause";
 
