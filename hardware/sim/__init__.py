@@ -37,6 +37,15 @@ Scenes and rendering
 - ``render_domination(stacks, camera, rng, *, colours=None, options=RenderOptions(), hand=None,
   gain=1.0) -> Rendered`` (``gain``: extra light level, for flicker). Stacks: playable cells
   only, 0..5 pieces, letters of ``colours`` (default G R B Y of the kit); else ValueError.
+- Chessboards and men (issue 19, ``hardware.sim.chessboard``, ``hardware.sim.men``):
+  ``render_domination(..., board=ChessBoard(...), men=Men(...))`` draws a chessboard (``material``
+  wood | vinyl | print, two square colours, ``a1_dark``, ``border`` 0..2 units with ``labels`` and
+  ``edge_line``, the cut corners blocked by ``corners`` tape | paper | pieces | none) instead of the
+  kit's plate, and draughts men (ridged side, embossed top, ``crown_share`` crowned), poker chips
+  (edge stripes) or plain counters instead of the kit's pieces; presets ``CHESSBOARDS``, colours
+  ``PIECE_COLOURS``, ``random_chess_table(rng) -> (board, men, colours)``. Truth then also has
+  ``"board"`` and ``"men"`` (their ``to_dict()``). Both default to None: the kit, rendered exactly
+  as before. ``ScriptedTable(..., board=, men=)`` passes them on.
 - ``render_planar_target(texture_bgr, size_units, camera, rng, *, options=RenderOptions())
   -> np.ndarray`` (BGR uint8).
 - ``Rendered(image: BGR uint8 (h, w, 3), truth: dict)``; truth (JSON-able)::

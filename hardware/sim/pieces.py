@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 import cv2
 import numpy as np
@@ -22,6 +23,16 @@ _SHIFT = 4  # fillPoly fractional bits
 _N_SIDE = 24  # shaded strips around a side
 _ANG = np.linspace(0.0, 2 * math.pi, _N_EDGE, endpoint=False)
 _COS, _SIN = np.cos(_ANG), np.sin(_ANG)
+
+
+class Decor(Protocol):
+    """Painting beyond the plain cylinder (`hardware.sim.men.ManDecor`): called on the piece's
+    layer after its side, and after its top face."""
+
+    def draw_side(self, canvas: np.ndarray, camera: SimCamera, piece: Cylinder,
+                  bottom_px: np.ndarray, top_px: np.ndarray) -> None: ...
+
+    def draw_top(self, canvas: np.ndarray, camera: SimCamera, piece: Cylinder) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,7 @@ class Cylinder:
     dot_radius: float = 0.0
     dot_bgr: tuple[int, int, int] = (128, 128, 128)
     rim_bgr: tuple[int, int, int] | None = None  # thin outline of the top face
+    decor: Decor | None = None  # ridges, stripes, rings, crown (issue 19); None: plain
 
     @property
     def top_centre_world(self) -> np.ndarray:
@@ -155,6 +167,8 @@ def draw_cylinders(
                 cv2.fillPoly(canvas, [upper_f[j]], upper_cols[k], aa, _SHIFT)
                 if alpha is not None:
                     cv2.fillPoly(alpha, [lower_f[j], upper_f[j]], 255, aa, _SHIFT)
+        if p.decor is not None:
+            p.decor.draw_side(canvas, camera, p, bottom, top)
         _fill(canvas, alpha, top, p.top_bgr)
         if p.rim_bgr is not None:
             rim = [_fix(shrink_convex(top, 0.5))]
@@ -163,6 +177,8 @@ def draw_cylinders(
                 cv2.polylines(alpha, rim, True, 255, 1, aa, _SHIFT)
         if p.dot_radius > 0:
             _fill(canvas, alpha, dot, p.dot_bgr)
+        if p.decor is not None:
+            p.decor.draw_top(canvas, camera, p)
 
 
 def shadow_polygons_world(

@@ -21,6 +21,7 @@ import cv2
 import numpy as np
 
 from hardware.sim.camera import SimCamera
+from hardware.sim.chessboard import ChessBoard, chessboard_texture
 from hardware.sim.effects import apply_effects
 from hardware.sim.hand import HandPose, draw_hand
 from hardware.sim.layout import (
@@ -33,6 +34,7 @@ from hardware.sim.layout import (
     playable_cells,
     unit_mm,
 )
+from hardware.sim.men import Men, spare_pieces
 from hardware.sim.options import DEFAULT_OPTIONS, RenderOptions
 from hardware.sim.pieces import Cylinder, depth_order, draw_cylinders, shadow_polygons_world
 from hardware.sim.plate import Texture, plate_ppu_cap, plate_texture, table_texture
@@ -114,9 +116,13 @@ def check_stacks(stacks: Mapping[str, str], colours: Mapping[str, tuple[int, int
 
 
 def _stack_cylinders(
-    stacks: Mapping[str, str], colours: Mapping[str, tuple[int, int, int]], thickness: float
+    stacks: Mapping[str, str],
+    colours: Mapping[str, tuple[int, int, int]],
+    thickness: float,
+    men: Men | None = None,
 ) -> tuple[list[list[Cylinder]], list[str]]:
-    """Per non-empty cell, its pieces bottom to top (each placed with a small, stable jitter)."""
+    """Per non-empty cell, its pieces bottom to top (each placed with a small, stable jitter);
+    the kit's pieces, or `men` (draughts men, chips, counters)."""
     groups, cells = [], []
     for cell in sorted(stacks):
         stack = stacks[cell]
@@ -125,10 +131,21 @@ def _stack_cylinders(
         cx, cy = cell_centre(cell)
         # jitter depends only on the cell and its stack, so a scene re-renders identically
         jr = np.random.default_rng(zlib.crc32(f"{cell}:{stack}".encode()))
-        offs = jr.normal(0.0, 0.018, size=(len(stack), 2)).clip(-0.05, 0.05)
+        if men is not None:
+            offs = jr.normal(0.0, men.jitter, size=(len(stack), 2)).clip(
+                -2.8 * men.jitter, 2.8 * men.jitter
+            )
+        else:
+            offs = jr.normal(0.0, 0.018, size=(len(stack), 2)).clip(-0.05, 0.05)
         pieces = []
         for i, letter in enumerate(stack):
             bgr = tuple(int(c) for c in colours[letter])
+            if men is not None:
+                pieces.append(
+                    men.piece(cx + offs[i, 0], cy + offs[i, 1], -i * thickness, thickness,
+                              bgr, f"{cell}:{stack}:{i}")  # type: ignore[arg-type]
+                )
+                continue
             pieces.append(
                 Cylinder(
                     cx + offs[i, 0],
@@ -183,8 +200,11 @@ def _shifted(camera: SimCamera, dx: float, dy: float, size: tuple[int, int]) -> 
     return SimCamera(K, camera.dist_coeffs, camera.rvec, camera.tvec, size)
 
 
-def _background(game: str, camera: SimCamera, options: RenderOptions) -> np.ndarray:
-    """Table + plate, supersampled and averaged down: float32 BGR at output size.
+def _background(
+    game: str, camera: SimCamera, options: RenderOptions, board: ChessBoard | None = None
+) -> np.ndarray:
+    """Table + plate (or the chessboard `board`), supersampled and averaged down: float32 BGR at
+    output size.
 
     The table has no fine detail, so it is warped at output resolution and enlarged; the printed
     plate is warped into the supersampled canvas (only over its own footprint)."""
@@ -200,7 +220,11 @@ def _background(game: str, camera: SimCamera, options: RenderOptions) -> np.ndar
         canvas = cv2.resize(table, (w * ss, h * ss), interpolation=cv2.INTER_NEAREST)
     cam_ss = camera.scaled(ss)
     ppu = min(_texture_ppu(_px_per_unit(cam_ss, game)), round(plate_ppu_cap(game), 3))
-    plate: Texture = plate_texture(game, ppu, options.markers, options.table_texture)
+    plate: Texture = (
+        plate_texture(game, ppu, options.markers, options.table_texture)
+        if board is None
+        else chessboard_texture(board, _texture_ppu(_px_per_unit(cam_ss, game)), options.table_texture)
+    )
     warp_texture(canvas, cam_ss, plate)
     small = canvas if ss == 1 else cv2.resize(canvas, (w, h), interpolation=cv2.INTER_AREA)
     return small.astype(np.float32)
@@ -282,15 +306,20 @@ _STATIC_LOCK = threading.Lock()  # sources may render from their own threads
 
 
 def _static_render(
-    game: str, key: tuple, pieces: list[Cylinder], camera: SimCamera, options: RenderOptions
+    game: str,
+    key: tuple,
+    pieces: list[Cylinder],
+    camera: SimCamera,
+    options: RenderOptions,
+    board: ChessBoard | None = None,
 ) -> _Static:
-    full_key = (game, key, camera, options)
+    full_key = (game, key, camera, options, board)
     with _STATIC_LOCK:
         hit = _STATIC_CACHE.get(full_key)
         if hit is not None:
             _STATIC_CACHE.move_to_end(full_key)
             return hit
-    image = _background(game, camera, options)
+    image = _background(game, camera, options, board)
     _apply_shadows(image, camera, pieces, options, game)
     gloss = _draw_pieces(image, camera, pieces, options)
     if options.blur_sigma_px > 0:
@@ -431,10 +460,15 @@ def domination_scene(
     camera: SimCamera,
     options: RenderOptions,
     colours: Mapping[str, tuple[int, int, int]] | None = None,
+    board: ChessBoard | None = None,
+    men: Men | None = None,
 ) -> tuple[tuple, list[Cylinder], dict[str, list[Cylinder]]]:
     pal = dict(DOMINATION_COLOURS if colours is None else colours)
     check_stacks(stacks, pal)
-    groups, cells = _stack_cylinders(stacks, pal, options.piece_thickness)
+    groups, cells = _stack_cylinders(stacks, pal, options.piece_thickness, men)
+    by_cell = dict(zip(cells, groups))
+    if board is not None:
+        groups = groups + spare_pieces(board, men or Men(kind="counter"), pal, options.piece_thickness)
     if groups:
         bases = np.array(
             [[g[0].x, g[0].y, -0.5 * len(g) * options.piece_thickness] for g in groups]
@@ -443,11 +477,13 @@ def domination_scene(
     else:
         order = np.zeros(0, int)
     flat = [p for i in order for p in groups[i]]
-    key = (
+    key: tuple = (
         tuple(sorted((c, s) for c, s in stacks.items() if s)),
         tuple(sorted((k, tuple(v)) for k, v in pal.items())),
     )
-    return key, flat, dict(zip(cells, groups))
+    if men is not None:
+        key += (men,)
+    return key, flat, by_cell
 
 
 def render_domination(
@@ -459,11 +495,15 @@ def render_domination(
     options: RenderOptions = DEFAULT_OPTIONS,
     hand: HandPose | None = None,
     gain: float = 1.0,
+    board: ChessBoard | None = None,
+    men: Men | None = None,
 ) -> Rendered:
     """A camera frame of a Domination board; `stacks` maps cells ("d4") to bottom-to-top
-    colour letters ("GRG"); `colours` maps letters to BGR (default: G R B Y of the kit)."""
-    key, flat, by_cell = domination_scene(stacks, camera, options, colours)
-    static = _static_render("domination", key, flat, camera, options)
+    colour letters ("GRG"); `colours` maps letters to BGR (default: G R B Y of the kit).
+    `board`: a chessboard instead of the kit's printed board (no markers); `men`: draughts
+    men, chips or counters instead of the kit's pieces (issue 19)."""
+    key, flat, by_cell = domination_scene(stacks, camera, options, colours, board, men)
+    static = _static_render("domination", key, flat, camera, options, board)
     image, hand_mask = _finish(static, "domination", camera, rng, options, hand, gain)
     truth = _base_truth("domination", camera, options, hand, hand_mask)
     cells = sorted(by_cell)
@@ -476,6 +516,10 @@ def render_domination(
     truth["colours"] = {
         k: list(v) for k, v in (DOMINATION_COLOURS if colours is None else colours).items()
     }
+    if board is not None:
+        truth["board"] = board.to_dict()
+    if men is not None:
+        truth["men"] = men.to_dict()
     return Rendered(image, truth)
 
 

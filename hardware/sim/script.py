@@ -20,8 +20,10 @@ import numpy as np
 
 from hardware.errors import CorruptFrameError, EndOfStream
 from hardware.sim.camera import SimCamera
+from hardware.sim.chessboard import ChessBoard
 from hardware.sim.hand import SKIN_TONES_BGR, SLEEVE_BGR, HandPose
 from hardware.sim.layout import board_size, cell_centre
+from hardware.sim.men import Men
 from hardware.sim.options import DEFAULT_OPTIONS, RenderOptions
 from hardware.sim.render import Rendered, SimDisc, render_dition, render_domination
 from hardware.source import Frame, SourceBase
@@ -174,6 +176,8 @@ class ScriptedTable(SourceBase):
         flicker: float = 0.015,
         colours: Mapping[str, tuple[int, int, int]] | None = None,
         realtime: bool = False,
+        board: ChessBoard | None = None,
+        men: Men | None = None,
     ) -> None:
         if fps <= 0:
             raise ValueError(f"fps must be positive, got {fps}")
@@ -182,6 +186,8 @@ class ScriptedTable(SourceBase):
         self._fps = float(fps)
         self._flicker = float(flicker)
         self._colours = colours
+        self._board = board
+        self._men = men
         self._realtime = realtime
         self._game = game or self._guess_game(script)
         # one hand style per side of the table (the two players), fixed for the match
@@ -279,6 +285,8 @@ class ScriptedTable(SourceBase):
             options=self._options,
             hand=planned.hand,
             gain=gain,
+            board=self._board,
+            men=self._men,
         )
 
     def _hand_for(self, targets: list[np.ndarray]) -> tuple[float, int]:
