@@ -17,6 +17,7 @@ import numpy as np
 
 from vision.aruco import find_board_aruco
 from vision.camera import Intrinsics
+from vision.chessboard import find_chessboard
 from vision.dition_board import find_dition_lines, refine_dition, with_estimated_lens
 from vision.domination_board import find_domination_board
 from vision.errors import BoardNotFoundError
@@ -59,7 +60,15 @@ def find_board(
         except BoardNotFoundError as exc:
             tried.append(str(exc))
     if game == "domination":
-        return find_domination_board(frame, params, corners_px=None, intrinsics=intrinsics)
+        try:
+            return find_domination_board(frame, params, corners_px=None, intrinsics=intrinsics)
+        except BoardNotFoundError as exc:
+            tried.append(str(exc))
+        try:  # a chessboard (issue 19): its 8x8 from the squares' corners
+            return find_chessboard(frame, intrinsics=intrinsics)
+        except BoardNotFoundError as exc:
+            tried.append(str(exc))
+        raise BoardNotFoundError("; ".join(tried))
     if params.use_lines:
         try:
             return find_dition_lines(gray, params, intrinsics=intrinsics)

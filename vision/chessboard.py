@@ -36,9 +36,9 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vision.board import BoardFit, apply_homography, as_gray, fit_from_homography
 from vision.camera import Intrinsics
 from vision.errors import BoardNotFoundError
+from vision.geometry import BoardFit, apply_homography, as_gray, fit_from_homography
 
 BOARD_SQUARES = 8
 
@@ -101,7 +101,7 @@ def find_chessboard(
     board_xy = grid + offset  # inner corners at 1..7
     # sub-pixel corners in the full frame
     px_full = ((pts[idx] + 0.5) / scale - 0.5).astype(np.float32)
-    win = max(3, int(round(0.2 * square_px / scale)))
+    win = max(3, round(0.2 * square_px / scale))
     px_full = cv2.cornerSubPix(
         gray, px_full.reshape(-1, 1, 2), (win, win), (-1, -1),
         (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.01),
@@ -113,6 +113,16 @@ def find_chessboard(
         cam, info = camera_from_grid(px_full, board_xy, (w, h))
         lens = "estimated"
         extra.update(info)
+    # the board's outer edge: where its squares' borders meet it (T-junctions at integer
+    # positions, away from the cut corners), measured from the first fit, then the camera again
+    edge_px, edge_xy = _edge_junctions(gray, px_full, board_xy, cam, win)
+    if len(edge_px):
+        px_full = np.concatenate([px_full, edge_px])
+        board_xy = np.concatenate([board_xy, edge_xy])
+        extra["edge_points"] = len(edge_px)
+        if lens == "estimated":
+            cam, info = camera_from_grid(px_full, board_xy, (w, h))
+            extra.update(info)
     und = cam.undistort_points(px_full) if cam is not None else px_full
     H, inl = cv2.findHomography(und, board_xy, cv2.RANSAC, 2.0)
     if H is None:
@@ -160,7 +170,7 @@ def _saddles(small: np.ndarray, square_px: float, p: ChessboardParams
     iyy = cv2.Sobel(g, cv2.CV_32F, 0, 2, ksize=3)
     ixy = cv2.Sobel(g, cv2.CV_32F, 1, 1, ksize=3)
     s = ixy * ixy - ixx * iyy  # > 0 at saddles
-    k = max(3, int(round(0.35 * square_px)) | 1)
+    k = max(3, round(0.35 * square_px) | 1)
     local_max = cv2.dilate(s, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
     ys, xs = np.nonzero((s >= local_max) & (s > 0))
     if xs.size == 0:
@@ -364,7 +374,7 @@ def _board_offset(small: np.ndarray, px: np.ndarray, grid: np.ndarray) -> np.nda
             for du, dv in ((0.15, 0.15), (0.85, 0.15), (0.15, 0.85), (0.85, 0.85)):
                 a, b = (col + du, k + dv) if axis == 0 else (k + du, col + dv)
                 q = apply_homography(H, np.array([[a, b]]))[0]
-                x, y = int(round(q[0])), int(round(q[1]))
+                x, y = round(q[0]), round(q[1])
                 if 0 <= x < g.shape[1] and 0 <= y < g.shape[0]:
                     sign = 1.0 if (col + k) % 2 == 0 else -1.0
                     vals.append(sign * g[y, x])
@@ -380,6 +390,36 @@ def _board_offset(small: np.ndarray, px: np.ndarray, grid: np.ndarray) -> np.nda
             if sx + sy > best_score:
                 best, best_score = np.array([1.0 - ox, 1.0 - oy]), sx + sy
     return best
+
+
+#: outer-edge junctions (board units) clear of the cut corners' marks: x or y = 0 or 8
+EDGE_POINTS = np.array(
+    [[c, e] for c in (3.0, 4.0, 5.0) for e in (0.0, 8.0)] + [[e, c] for c in (3.0, 4.0, 5.0) for e in (0.0, 8.0)]
+)
+
+
+def _edge_junctions(gray: np.ndarray, px: np.ndarray, board_xy: np.ndarray, cam: Intrinsics | None,
+                    win: int) -> tuple[np.ndarray, np.ndarray]:
+    """The outer edge's T-junctions (px, board) that `cv2.cornerSubPix` finds within a tenth of a
+    square of where the inner corners predict them."""
+    und = cam.undistort_points(px) if cam is not None else px
+    H, _ = cv2.findHomography(board_xy, und, 0)
+    if H is None:
+        return np.zeros((0, 2)), np.zeros((0, 2))
+    pred = apply_homography(H, EDGE_POINTS)
+    step = apply_homography(H, EDGE_POINTS + [0.1, 0.0]) - pred
+    if cam is not None:
+        pred = cam.distort_points(pred)
+    h, w = gray.shape
+    inside = (pred[:, 0] > win + 2) & (pred[:, 0] < w - win - 3) & (pred[:, 1] > win + 2) & (pred[:, 1] < h - win - 3)
+    if not inside.any():
+        return np.zeros((0, 2)), np.zeros((0, 2))
+    start = pred[inside].astype(np.float32).reshape(-1, 1, 2)
+    got = cv2.cornerSubPix(gray, start.copy(), (win, win), (-1, -1),
+                           (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.01)).reshape(-1, 2)
+    moved = np.linalg.norm(got - pred[inside], axis=1)
+    ok = moved < np.linalg.norm(step[inside], axis=1)  # a tenth of a square
+    return got[ok].astype(np.float64), EDGE_POINTS[inside][ok]
 
 
 # ---- 4. orientation and the camera ------------------------------------------------------------
@@ -398,7 +438,7 @@ def _orient(H: np.ndarray, small: np.ndarray, scale: float, cam: Intrinsics | No
         if cam is not None:
             pts = cam.distort_points(pts)
         q = (pts + 0.5) * scale - 0.5
-        vals = [g[int(round(y)), int(round(x))] for x, y in q
+        vals = [g[round(y), round(x)] for x, y in q
                 if 0 <= round(x) < g.shape[1] and 0 <= round(y) < g.shape[0]]
         levels.append(float(np.median(vals)) if vals else 0.0)
         where.append(apply_homography(H_inv, c[None])[0])
@@ -459,6 +499,17 @@ def camera_from_grid(
         criteria=(cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 60, 1e-9),
     )
     rms, K, dist, std_intr = out[0], out[1], out[2], out[5]
+    # one robust pass: points a piece's edge or a mark pulled off the junction are dropped
+    proj, _ = cv2.projectPoints(obj, out[3][0], out[4][0], K, dist)
+    res = np.linalg.norm(proj.reshape(-1, 2) - pts, axis=1)
+    keep = res < max(3.0 * float(np.median(res)), 0.5)
+    if keep.sum() >= 12 and not keep.all():
+        pts, obj = pts[keep], obj[keep]
+        out = cv2.calibrateCameraExtended(
+            [obj.astype(np.float32)], [pts.astype(np.float32)], (w, h), K0.copy(), np.zeros(5),
+            flags=flags, criteria=(cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 60, 1e-9),
+        )
+        rms, K, dist, std_intr = out[0], out[1], out[2], out[5]
     f_sigma = float(std_intr.ravel()[0]) if std_intr is not None else float("inf")
     f = float(K[0, 0])
     if not math.isfinite(f_sigma) or f_sigma > 0.25 * f or not 0.3 * f_prior < f < 4 * f_prior:

@@ -1,0 +1,150 @@
+"""Score Domination on chessboards on the simulated table and print the figures (issue 19).
+
+Per table: a random chessboard (`ChessBoard.random`: wood, walnut-maple, vinyl, print, checkers;
+border or none; cut corners taped, papered or blocked by spare pieces), a random set of men
+(`Men.random`: draughts men, chips, counters) in 2-4 colours (`random_men_colours`: black and/or
+white, sometimes one close to a square's colour), a random camera (tilt up to 15 degrees, lens
+distortion) and light (`RenderOptions.random`). The first frame of a table teaches the colours
+(`learn_chess_colours` with its true tops, as `referee calibrate colours` would); then `--per`
+frames of random positions (1-5 high, 20-95 % of the cells filled) are read. Reported:
+
+- board found automatically (`vision.board.find_board`, no corners, no markers), and the largest
+  corner error against the truth modulo quarter turns; a8 put on the right light corner (the
+  finder cannot tell the two light corners apart: half of them, the players say which);
+- tops (`read_chess_tops`, the board turned to the true a8): right per cell and per whole board,
+  overall and per board material and kind of men;
+- time per frame of the board search and of the reading (one thread).
+
+Usage: .venv/bin/python benchmarks/bench_vision_chess.py [--tables 20] [--per 2] [--seed 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hardware.sim import RenderOptions, random_camera, render_domination
+from hardware.sim.layout import playable_cells
+from hardware.sim.men import random_chess_table
+from vision.board import find_board
+from vision.chess_tops import learn_chess_colours, read_chess_tops
+from vision.chessboard import turn_board
+from vision.domination import CELLS
+from vision.errors import VisionError
+
+
+def random_stacks(rng: np.random.Generator, letters: list[str]) -> dict[str, str]:
+    fill = rng.uniform(0.2, 0.95)
+    return {
+        c: "".join(rng.choice(letters, size=int(rng.integers(1, 6))))
+        for c in playable_cells()
+        if rng.random() < fill
+    }
+
+
+def quarter_turn_to_truth(found: np.ndarray, truth: np.ndarray) -> tuple[int, float]:
+    """The quarter turns taking the found corner order to the truth's, and the corner error."""
+    errs = [float(np.linalg.norm(np.roll(found, -k, axis=0) - truth, axis=1).max()) for k in range(4)]
+    k = int(np.argmin(errs))
+    return k, errs[k]
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.cells = self.bad_cells = self.boards = self.bad_boards = 0
+
+    def add(self, n_wrong: int) -> None:
+        self.cells += len(CELLS)
+        self.bad_cells += n_wrong
+        self.boards += 1
+        self.bad_boards += bool(n_wrong)
+
+    def row(self, name: str) -> str:
+        if not self.boards:
+            return f"| {name} | - | - | 0 |"
+        return (f"| {name} | {100 * (1 - self.bad_cells / self.cells):.3f} % | "
+                f"{100 * (1 - self.bad_boards / self.boards):.1f} % | {self.boards} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tables", type=int, default=20)
+    parser.add_argument("--per", type=int, default=2, help="frames read per table")
+    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    cv2.setNumThreads(1)
+    rng = np.random.default_rng(args.seed)
+    tallies: dict[str, Tally] = defaultdict(Tally)
+    frames = found = a8_right = 0
+    corner_errs: list[float] = []
+    find_ms: list[float] = []
+    read_ms: list[float] = []
+    for t in range(args.tables):
+        board, men, colours = random_chess_table(rng)
+        letters = list(colours)
+        cam = random_camera(rng, "domination")
+        opts = RenderOptions.random(rng)
+        learn = render_domination(random_stacks(rng, letters), cam, rng, colours=colours, options=opts,
+                                  board=board, men=men)
+        frames += 1
+        try:
+            fit = find_board(learn.image, game="domination")
+        except VisionError as exc:
+            print(f"table {t}: board not found on the colour frame ({exc})")
+            continue
+        found += 1
+        turns, err = quarter_turn_to_truth(fit.corners_px, np.array(learn.truth["corners_px"]))
+        corner_errs.append(err)
+        a8_right += turns == 0
+        model = learn_chess_colours(learn.image, turn_board(fit, turns),
+                                    {c: s[-1] for c, s in learn.truth["stacks"].items()})
+        for _ in range(args.per):
+            stacks = random_stacks(rng, letters)
+            r = render_domination(stacks, cam, rng, colours=colours, options=opts, board=board, men=men)
+            frames += 1
+            t0 = time.perf_counter()
+            try:
+                fit = find_board(r.image, game="domination")
+            except VisionError as exc:
+                print(f"table {t}: board not found ({exc})")
+                continue
+            find_ms.append(1000 * (time.perf_counter() - t0))
+            found += 1
+            turns, err = quarter_turn_to_truth(fit.corners_px, np.array(r.truth["corners_px"]))
+            corner_errs.append(err)
+            a8_right += turns == 0
+            fit = turn_board(fit, turns)  # a8 where the players said
+            t0 = time.perf_counter()
+            reading = read_chess_tops(r.image, fit, model)
+            read_ms.append(1000 * (time.perf_counter() - t0))
+            wrong = [c for c in CELLS if reading.tops[c] != (stacks[c][-1] if c in stacks else ".")]
+            for key in ("all", f"board {board.name}", f"men {men.kind}", f"corners {board.corners}"):
+                tallies[key].add(len(wrong))
+            if args.verbose and wrong:
+                print(t, board.name, men.kind, [(c, reading.tops[c], stacks.get(c, ".")[-1:]) for c in wrong])
+    print(f"chessboards: {args.tables} tables, {frames} frames, seed {args.seed}")
+    print(f"board found automatically: {found}/{frames} ({100 * found / max(frames, 1):.1f} %); "
+          f"largest corner error median {np.median(corner_errs):.2f} px, 95th percentile "
+          f"{np.percentile(corner_errs, 95):.2f} px; a8 on the true corner without being told "
+          f"{a8_right}/{found}")
+    print("| set | cells right | boards right | boards |")
+    print("|---|---|---|---|")
+    for key in sorted(tallies, key=lambda k: (k != "all", k)):
+        print(tallies[key].row(key))
+    if find_ms:
+        print(f"time per frame (one thread): board search median {np.median(find_ms):.0f} ms "
+              f"(95th {np.percentile(find_ms, 95):.0f}), tops {np.median(read_ms):.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
