@@ -49,6 +49,14 @@ class ChessTopsParams:
     #: colour is to it; below 0 the piece colour wins (ties go to the piece: a cream man on a
     #: cream square differs by ~0.1 log units, sensor noise by ~0.02)
     empty_margin: float = 0.0
+    #: rings (squares from the centre) where a piece's outline shows; edge energy there above
+    #: `outline_factor` x that of the empty-looking squares (plus `outline_floor` grey levels per
+    #: px: sensor noise after the blur) means a piece, even one of the square's own colour
+    outline_radii: tuple[float, ...] = (0.3, 0.38, 0.46)
+    outline_factor: float = 2.5
+    outline_floor: float = 2.0
+    #: a centre nearer than this (log units) to its square's colour may be an empty square
+    colour_sure: float = 0.3
     #: heights whose top discs are tried (pieces)
     heights: tuple[int, ...] = (3,)
 
@@ -76,10 +84,32 @@ def _disc(radius: float) -> np.ndarray:
     return np.array(pts)
 
 
+def _outline_energy(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, p: ChessTopsParams) -> np.ndarray:
+    """Per cell, how much edge lies where a piece's outline, rim, side band or foot shadow would
+    be (rings 0.3-0.46 squares around the centre on the board): the mean of the stronger half of
+    the grey gradient there. An empty square shows only its grain."""
+    import cv2
+
+    grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    grey = cv2.GaussianBlur(grey, (0, 0), 1.0)
+    gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)
+    mag = cv2.magnitude(gx, gy)
+    ang = np.arange(24) * (2 * np.pi / 24)
+    ring = np.concatenate([np.stack([r * np.cos(ang), r * np.sin(ang)], 1) for r in p.outline_radii])
+    pts = (_CENTRES[:, None, :] + ring[None]).reshape(-1, 2)
+    px = board_to_image_lookup(pts, board, cam).astype(np.float32)
+    vals = cv2.remap(mag, px[:, 0].reshape(1, -1), px[:, 1].reshape(1, -1), cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_REPLICATE).reshape(len(_CENTRES), -1)
+    vals.sort(axis=1)
+    return vals[:, vals.shape[1] // 2 :].mean(axis=1).astype(np.float64)
+
+
 def _measure(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None, thickness: float,
-             p: ChessTopsParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[bool, np.ndarray]]:
+             p: ChessTopsParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[bool, np.ndarray], np.ndarray]:
     """Per cell: the local light level (3,), the centre's colour at the board (3,) and the most
-    uniform top disc's colour (3,), raw BGR; and the median light and dark square."""
+    uniform top disc's colour (3,), raw BGR; the median light and dark square; the outline
+    energy (`_outline_energy`)."""
     if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
         raise InvalidImageError(f"frame must be a BGR uint8 image (H, W, 3), got {getattr(frame, 'shape', None)}")
     cam = board_intrinsics(board, intrinsics)
@@ -107,11 +137,12 @@ def _measure(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None, 
         refs[dark] = np.maximum(np.median(square[sel], axis=0), 1.0)
         level[sel] = square[sel] / refs[dark]
     base = np.median(discs[0], axis=1)
+    energy = _outline_energy(frame, board, cam, p)
     tops = discs[1:]
     spread = np.median(np.abs(tops - np.median(tops, axis=2, keepdims=True)), axis=2).sum(axis=2)
     best = np.argmin(spread, axis=0)
     top = np.median(tops[best, np.arange(n)], axis=1)
-    return level, base, top, refs
+    return level, base, top, refs, energy
 
 
 def learn_chess_colours(
@@ -121,7 +152,7 @@ def learn_chess_colours(
     """{letter: BGR} as the pieces' tops look, from a frame whose tops are known (`tops`: cell ->
     letter for the occupied cells, e.g. the start position); each colour at the median light
     level of the board."""
-    level, _, top, _ = _measure(frame, board, intrinsics, thickness, params)
+    level, _, top, _, _ = _measure(frame, board, intrinsics, thickness, params)
     index = {c: i for i, c in enumerate(CELLS)}
     out: dict[str, tuple[float, float, float]] = {}
     for letter in sorted(set(tops.values())):
@@ -155,7 +186,7 @@ def read_chess_tops(
         if len(k) != 1 or k == ".":
             raise ColourModelError(f"colour letters must be single characters other than '.', got {k!r}")
     model = _log(np.array([colours[k] for k in letters], np.float64))  # (L, 3)
-    level, base, top, refs = _measure(frame, board, intrinsics, thickness, params)
+    level, base, top, refs, energy = _measure(frame, board, intrinsics, thickness, params)
     lvl = np.maximum(level, 0.05)
     base_n = _log(base / lvl)
     top_n = _log(top / lvl)
@@ -169,7 +200,13 @@ def read_chess_tops(
     n = len(CELLS)
     d1 = d_top[np.arange(n), best]
     d2 = d_top[np.arange(n), order[:, 1]]
-    empty = d_empty + params.empty_margin < d_base
+    by_colour = d_empty + params.empty_margin < d_base
+    # the edge energy of the squares that look empty by colour sets the frame's texture level
+    calm = by_colour & (d_base - d_empty > 0.1)
+    ref = float(np.median(energy[calm])) if calm.sum() >= 4 else float(np.percentile(energy, 20))
+    edgy = energy > params.outline_factor * ref + params.outline_floor
+    # empty: nothing on the outline, and the centre not clearly another colour than the square
+    empty = ~edgy & (by_colour | (d_empty < params.colour_sure))
     tops_out: dict[str, str] = {}
     conf: dict[str, float] = {}
     for i, cell in enumerate(CELLS):

@@ -242,7 +242,9 @@ def _best_lattice(pts: np.ndarray, pol: np.ndarray, strength: np.ndarray, square
             labels = _grow(pts, pol, tree, int(s), basis, p)
             if labels is not None and (best is None or len(labels) > len(best)):
                 best = labels
-        if best is not None and len(best) >= 45:
+        # done once a lattice spans the whole 7x7 with most of its corners: more seeds would
+        # only grow the same one again
+        if best is not None and len(best) >= 25 and tuple(np.max(list(best.values()), axis=0)) == (6, 6):
             break
     return best
 
@@ -498,7 +500,7 @@ def camera_from_grid(
         [obj.astype(np.float32)], [pts.astype(np.float32)], (w, h), K0.copy(), np.zeros(5), flags=flags,
         criteria=(cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 60, 1e-9),
     )
-    rms, K, dist, std_intr = out[0], out[1], out[2], out[5]
+    rms, K, dist = out[0], out[1], out[2]
     # one robust pass: points a piece's edge or a mark pulled off the junction are dropped
     proj, _ = cv2.projectPoints(obj, out[3][0], out[4][0], K, dist)
     res = np.linalg.norm(proj.reshape(-1, 2) - pts, axis=1)
@@ -509,8 +511,8 @@ def camera_from_grid(
             [obj.astype(np.float32)], [pts.astype(np.float32)], (w, h), K0.copy(), np.zeros(5),
             flags=flags, criteria=(cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 60, 1e-9),
         )
-        rms, K, dist, std_intr = out[0], out[1], out[2], out[5]
-    f_sigma = float(std_intr.ravel()[0]) if std_intr is not None else float("inf")
+        rms, K, dist = out[0], out[1], out[2]
+    f_sigma = _focal_sigma(obj, pts, out[3][0], out[4][0], K, dist, max(float(rms), 0.1), fit_k2)
     f = float(K[0, 0])
     if not math.isfinite(f_sigma) or f_sigma > 0.25 * f or not 0.3 * f_prior < f < 4 * f_prior:
         # head on: the grid does not tell the focal length; keep the prior, fit the lens
@@ -523,6 +525,23 @@ def camera_from_grid(
         f, f_sigma = f_prior, 0.3 * f_prior
     cam = Intrinsics(K, np.asarray(dist, np.float64).ravel()[:5], (w, h))
     return cam, {"focal_px": f, "focal_sigma_px": f_sigma, "rms_px": float(rms)}
+
+
+def _focal_sigma(obj: np.ndarray, pts: np.ndarray, rvec: np.ndarray, tvec: np.ndarray, K: np.ndarray,
+                 dist: np.ndarray, noise_px: float, fit_k2: bool) -> float:
+    """Standard deviation of the focal length (px) from the fit's Jacobian (pose, f, k1 and k2
+    if fitted) and the corners' scatter `noise_px`."""
+    _, jac = cv2.projectPoints(obj, rvec, tvec, K, dist)
+    # columns: rvec 3, tvec 3, fx, fy, cx, cy, k1, k2, p1, p2, k3, ...
+    cols = [jac[:, :6], (jac[:, 6] + jac[:, 7])[:, None], jac[:, 10:11]]
+    if fit_k2:
+        cols.append(jac[:, 11:12])
+    J = np.concatenate(cols, axis=1)
+    try:
+        cov = np.linalg.inv(J.T @ J) * noise_px**2
+    except np.linalg.LinAlgError:
+        return float("inf")
+    return float(math.sqrt(max(cov[6, 6], 0.0)))
 
 
 def focal_from_homography(points_px: np.ndarray, points_board: np.ndarray,

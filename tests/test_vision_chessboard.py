@@ -1,0 +1,156 @@
+"""A chessboard's 8x8 found from its squares, the camera from its grid, tops on it (issue 19)."""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from hardware.sim import RenderOptions, look_at_board, random_camera, render_domination
+from hardware.sim.chessboard import CHESSBOARDS
+from hardware.sim.layout import playable_cells
+from hardware.sim.men import PIECE_COLOURS, Men, random_chess_table
+from vision.board import find_board
+from vision.chess_tops import learn_chess_colours, read_chess_tops
+from vision.chessboard import camera_from_grid, find_chessboard, focal_from_homography, turn_board
+from vision.domination import CELLS, cell_centre_board
+from vision.errors import BoardNotFoundError, ColourModelError
+from vision.geometry import board_to_image
+
+
+def _stacks(rng: np.random.Generator, letters: list[str], fill: float) -> dict[str, str]:
+    return {c: "".join(rng.choice(letters, size=int(rng.integers(1, 6))))
+            for c in playable_cells() if rng.random() < fill}
+
+
+def _turn_to_truth(found: np.ndarray, truth: np.ndarray) -> tuple[int, float]:
+    errs = [float(np.linalg.norm(np.roll(found, -k, axis=0) - truth, axis=1).max()) for k in range(4)]
+    return int(np.argmin(errs)), min(errs)
+
+
+@pytest.fixture(scope="module")
+def tables() -> list:  # type: ignore[type-arg]
+    """Four random tables (board, men, colours, camera, light) and a frame of each."""
+    rng = np.random.default_rng(21)
+    out = []
+    for _ in range(4):
+        board, men, colours = random_chess_table(rng)
+        cam = random_camera(rng, "domination")
+        opts = RenderOptions.random(rng)
+        r = render_domination(_stacks(rng, list(colours), 0.6), cam, rng, colours=colours, options=opts,
+                              board=board, men=men)
+        out.append((board, men, colours, cam, opts, r))
+    return out
+
+
+def test_the_8x8_is_found_on_random_chessboards_with_a8_on_a_light_corner(tables) -> None:  # type: ignore[no-untyped-def]
+    cell_errors, corner_errors = [], []
+    for board, _men, _colours, cam, _opts, r in tables:
+        fit = find_board(r.image, game="domination")  # no corners, no markers
+        assert fit.method == "chessboard", (board.name, fit.method)
+        turns, err = _turn_to_truth(fit.corners_px, np.array(r.truth["corners_px"]))
+        # a1 is dark: corner 0 is a light corner, a8 or (half a turn on) h1
+        assert turns in (0, 2), (board.name, turns)
+        assert fit.extra["lens"] == "estimated"
+        fit = turn_board(fit, turns)
+        centres = np.array([cell_centre_board(c) for c in CELLS])
+        found = board_to_image(centres, fit)
+        truth = cam.project(np.c_[centres, np.zeros(len(centres))])
+        cell_errors.append(float(np.linalg.norm(found - truth, axis=1).max()))
+        corner_errors.append(err)
+    # measured today on these four: cell centres within 0.33 / 0.53 / 0.58 / 4.2 px, corners
+    # (extrapolated past the inner 7x7 through the estimated lens) 2.9-8.7 px
+    assert max(cell_errors) < 5.0, cell_errors
+    assert float(np.median(cell_errors)) < 1.0, cell_errors
+    assert max(corner_errors) < 12.0, corner_errors
+
+
+def test_turning_a_board_moves_its_corners_round() -> None:
+    rng = np.random.default_rng(2)
+    cam = look_at_board("domination", image_size=(820, 616), tilt_deg=8.0)
+    r = render_domination({}, cam, rng, options=RenderOptions.clean(),
+                          board=CHESSBOARDS["print"].replace(corners="none"))
+    fit = find_chessboard(r.image)
+    once = turn_board(fit, 1)
+    assert np.allclose(once.corners_px, np.roll(fit.corners_px, -1, axis=0), atol=1e-6)
+    assert np.allclose(turn_board(fit, 4).corners_px, fit.corners_px, atol=1e-6)
+
+
+def test_the_kit_board_is_still_found_from_its_cells_and_a_blank_frame_names_both_finders() -> None:
+    rng = np.random.default_rng(5)
+    cam = random_camera(rng, "domination")
+    r = render_domination({"d4": "GR", "e5": "B"}, cam, rng, options=RenderOptions.random(rng, markers=False))
+    assert find_board(r.image, game="domination").method == "cells"
+    with pytest.raises(BoardNotFoundError, match="chessboard"):
+        find_board(np.full((600, 800, 3), 128, np.uint8), game="domination")
+
+
+def _grid_view(tilt_deg: float, k1: float) -> tuple[np.ndarray, np.ndarray, float]:
+    cam = look_at_board("domination", tilt_deg=tilt_deg, tilt_azimuth_deg=40.0, rotation_deg=17.0,
+                        distortion=np.array([k1, 0.0, 0.0, 0.0, 0.0]))
+    board = np.array([[i, j] for i in range(1, 8) for j in range(1, 8)], np.float64)
+    px = cam.project(np.c_[board, np.zeros(len(board))])
+    px += np.random.default_rng(0).normal(0.0, 0.1, px.shape)  # sub-pixel corner noise
+    return px, board, float(cam.camera_matrix[0, 0])
+
+
+@pytest.mark.parametrize("k1", [-0.1, 0.0, 0.06])
+def test_the_camera_comes_from_the_grid_of_a_slanted_view(k1: float) -> None:
+    px, board, f_true = _grid_view(25.0, k1)
+    cam, info = camera_from_grid(px, board, (1640, 1232))
+    assert abs(cam.camera_matrix[0, 0] / f_true - 1) < 0.03, (cam.camera_matrix[0, 0], f_true)
+    assert abs(cam.dist_coeffs[0] - k1) < 0.02
+    assert info["rms_px"] < 0.3
+    # without distortion the homography alone gives it too
+    if k1 == 0.0:
+        f = focal_from_homography(px, board, (1640, 1232))
+        assert f is not None and abs(f / f_true - 1) < 0.03
+
+
+def test_a_head_on_grid_keeps_the_prior_focal_length_and_says_how_unsure_it_is() -> None:
+    px, board, _ = _grid_view(0.0, 0.0)
+    cam, info = camera_from_grid(px, board, (1640, 1232), prior_hfov_deg=62.2)
+    prior = 820 / math.tan(math.radians(31.1))
+    assert cam.camera_matrix[0, 0] == pytest.approx(prior, rel=1e-6)
+    assert info["focal_sigma_px"] >= 0.25 * prior
+
+
+def test_tops_of_black_and_white_men_on_a_vinyl_board() -> None:
+    rng = np.random.default_rng(8)
+    board = CHESSBOARDS["vinyl"].replace(corners="tape")
+    men = Men(kind="draughts", crown_share=0.3)
+    colours = {k: PIECE_COLOURS[k] for k in "KWR"}
+    cam = random_camera(rng, "domination")
+    opts = RenderOptions.random(rng, glare=0.05)
+    first = render_domination(_stacks(rng, list(colours), 0.7), cam, rng, colours=colours, options=opts,
+                              board=board, men=men)
+    fit = find_chessboard(first.image)
+    turns, _ = _turn_to_truth(fit.corners_px, np.array(first.truth["corners_px"]))
+    fit = turn_board(fit, turns)  # a8 where the players said
+    model = learn_chess_colours(first.image, fit, {c: s[-1] for c, s in first.truth["stacks"].items()})
+    assert sorted(model) == ["K", "R", "W"]
+    right = total = 0
+    for _ in range(2):
+        stacks = _stacks(rng, list(colours), 0.5)
+        r = render_domination(stacks, cam, rng, colours=colours, options=opts, board=board, men=men)
+        fit = turn_board(find_chessboard(r.image), turns)
+        reading = read_chess_tops(r.image, fit, model)
+        right += sum(reading.tops[c] == (stacks[c][-1] if c in stacks else ".") for c in CELLS)
+        total += len(CELLS)
+    # measured today: see the test's figure in docs/vision-chessboard.md
+    assert right / total >= 0.95, right / total
+    with pytest.raises(ColourModelError, match="2-4"):
+        read_chess_tops(r.image, fit, {"K": (30, 30, 30)})
+
+
+def test_the_contrast_image_separates_red_from_black_squares() -> None:
+    rng = np.random.default_rng(4)
+    cam = look_at_board("domination", image_size=(820, 616))
+    r = render_domination({}, cam, rng, options=RenderOptions.clean(),
+                          board=CHESSBOARDS["checkers"].replace(corners="none"))
+    fit = find_chessboard(r.image)
+    assert fit.extra["corners_found"] >= 45
+    grey = cv2.cvtColor(r.image, cv2.COLOR_BGR2GRAY)
+    assert grey.std() > 0  # the frame is not blank
