@@ -40,6 +40,12 @@ TAPE_BGR: tuple[BGR, ...] = ((150, 196, 214), (196, 140, 52), (36, 36, 40), (226
 PAPER_BGR: tuple[BGR, ...] = ((236, 238, 240), (214, 228, 238), (200, 222, 206))
 
 
+def description_dict(description: Any) -> dict[str, Any]:
+    """A frozen description (`ChessBoard`, `hardware.sim.men.Men`) as JSON-able fields."""
+    d = dataclasses.asdict(description)
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
+
+
 def cut_grid_cells() -> tuple[tuple[int, int], ...]:
     """The 12 cut cells as grid (col, row) = (file index, 8 - rank), sorted."""
     return tuple(sorted((FILES.index(c[0]), 8 - int(c[1])) for c in CUT_CELLS))
@@ -93,8 +99,7 @@ class ChessBoard:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
+        return description_dict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ChessBoard:

@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 
 from hardware.sim.camera import SimCamera
-from hardware.sim.chessboard import ChessBoard, cut_grid_cells
+from hardware.sim.chessboard import ChessBoard, cut_grid_cells, description_dict
 from hardware.sim.pieces import Cylinder, circle_world
 
 Kind = Literal["draughts", "chip", "counter"]
@@ -198,8 +198,7 @@ class Men:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in d.items()}
+        return description_dict(self)
 
     @classmethod
     def random(cls, rng: np.random.Generator, **changes: Any) -> Men:
