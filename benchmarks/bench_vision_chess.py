@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             for key in ("all", f"board {board.name}", f"men {men.kind}", f"corners {board.corners}"):
                 tallies[key].add(len(wrong))
             if args.verbose and wrong:
-                print(t, board.name, men.kind, [(c, reading.tops[c], stacks.get(c, ".")[-1:]) for c in wrong])
+                print(t, board.name, men.kind, board.corners, [(c, reading.tops[c], stacks.get(c, ".")[-1:]) for c in wrong])
     print(f"chessboards: {args.tables} tables, {frames} frames, seed {args.seed}")
     print(f"board found automatically: {found}/{frames} ({100 * found / max(frames, 1):.1f} %); "
           f"largest corner error median {np.median(corner_errs):.2f} px, 95th percentile "

@@ -84,3 +84,52 @@ def test_domination_match_refereed_from_frames(tmp_path: Path) -> None:
     assert [m["move"] for m in moves] == [t.move.to_json() for t in turns]
     assert [m["removed"] for m in moves] == [t.result.removed for t in turns]
     assert referee.match.state == turns[-1].after
+
+
+@pytest.mark.slow
+def test_domination_on_a_chessboard_with_draughts_men_no_corners_no_calibration(tmp_path: Path) -> None:
+    """Issue 19: the board found by itself (a chessboard, cut corners taped), the colours
+    learnt from the start position, no corners and no camera calibration given."""
+    import numpy as np
+
+    from hardware import sim
+    from hardware.sim.chessboard import CHESSBOARDS
+    from hardware.sim.men import PIECE_COLOURS, Men
+    from referee.games.registry import get_game
+    from vision.board import find_board
+    from vision.chess_tops import learn_chess_colours
+    from vision.chessboard import turn_board
+
+    rng = np.random.default_rng(8)
+    camera = sim.random_camera(rng, "domination", image_size=(1024, 768), max_tilt_deg=10.0)
+    options = sim.RenderOptions.random(rng, glare=0.05)
+    pace = Pace(still=4, hand=3, verdict=5, end=3, bump_every=6)
+    turns, steps = get_game("domination").sim_match(rng, pace, camera, moves=16)
+    colours = {"G": PIECE_COLOURS["K"], "R": PIECE_COLOURS["W"]}  # black and white men
+    board, men = CHESSBOARDS["vinyl"].replace(corners="tape"), Men(kind="draughts", crown_share=0.3)
+    table = sim.ScriptedTable(steps, camera, rng, game="domination", options=options, colours=colours,
+                              board=board, men=men)
+    # `referee calibrate colours` on the start position (its tops known), a8 where the players said
+    start = table.read()
+    fit = find_board(start.image, game="domination")
+    truth = np.array(start.meta["truth"]["corners_px"])
+    turns_to_a8 = min(range(4), key=lambda k: float(np.linalg.norm(np.roll(fit.corners_px, -k, axis=0) - truth)))
+    # the players sit so that a8 is the light corner on the picture's top-left, where the finder
+    # puts it (elsewhere they would say so once)
+    assert turns_to_a8 == 0
+    model = learn_chess_colours(start.image, turn_board(fit, turns_to_a8),
+                                {c: s[-1] for c, s in start.meta["truth"]["stacks"].items()})
+    table = sim.ScriptedTable(steps, camera, np.random.default_rng(8), game="domination", options=options,
+                              colours=colours, board=board, men=men)
+    log = MatchLog(tmp_path / "m.sqlite")
+    mid = log.new_match("domination", ("G", "R"))
+    events: list[dict] = []
+    referee = Referee(DominationMatch(players=("G", "R")), log, mid, listener=events.append, colours=model,
+                      corners_px=None, intrinsics=None)
+    with table:
+        for frame in iter_frames(table):
+            referee.process(frame.image)
+    moves = [e for e in events if e["type"] == "move"]
+    assert [m["move"] for m in moves] == [t.move.to_json() for t in turns]
+    assert [m["removed"] for m in moves] == [t.result.removed for t in turns]
+    assert referee.match.state == turns[-1].after

@@ -14,7 +14,13 @@ from hardware.sim.layout import playable_cells
 from hardware.sim.men import PIECE_COLOURS, Men, random_chess_table
 from vision.board import find_board
 from vision.chess_tops import learn_chess_colours, read_chess_tops
-from vision.chessboard import camera_from_grid, find_chessboard, focal_from_homography, turn_board
+from vision.chessboard import (
+    camera_from_grid,
+    chessboard_moved,
+    find_chessboard,
+    focal_from_homography,
+    turn_board,
+)
 from vision.domination import CELLS, cell_centre_board
 from vision.errors import BoardNotFoundError, ColourModelError
 from vision.geometry import board_to_image
@@ -154,3 +160,28 @@ def test_the_contrast_image_separates_red_from_black_squares() -> None:
     assert fit.extra["corners_found"] >= 45
     grey = cv2.cvtColor(r.image, cv2.COLOR_BGR2GRAY)
     assert grey.std() > 0  # the frame is not blank
+
+
+def test_a_bump_is_told_from_a_still_board_and_followed() -> None:
+    rng = np.random.default_rng(6)
+    board = CHESSBOARDS["wood"].replace(corners="paper")
+    colours = {k: PIECE_COLOURS[k] for k in "KW"}
+    stacks = _stacks(np.random.default_rng(1), list(colours), 0.4)
+    opts = RenderOptions.random(rng)
+    cam = look_at_board("domination", tilt_deg=6.0, rotation_deg=12.0)
+    first = render_domination(stacks, cam, rng, colours=colours, options=opts, board=board, men=Men())
+    fit = find_chessboard(first.image)
+    again = render_domination(stacks, cam, rng, colours=colours, options=opts, board=board, men=Men())
+    assert chessboard_moved(again.image, fit) == (False, fit)
+    bumped_cam = look_at_board("domination", tilt_deg=6.0, rotation_deg=13.5, target_offset=(0.08, -0.05))
+    bumped = render_domination(stacks, bumped_cam, rng, colours=colours, options=opts, board=board, men=Men())
+    moved, now = chessboard_moved(bumped.image, fit)
+    assert moved and now is not None
+    truth = np.array(bumped.truth["corners_px"])
+    _, err_now = _turn_to_truth(now.corners_px, truth)
+    _, err_refound = _turn_to_truth(find_chessboard(bumped.image).corners_px, truth)
+    assert err_now < err_refound + 3.0, (err_now, err_refound)  # as good as finding it anew
+    assert np.allclose(now.corners_px[0], fit.corners_px[0], atol=60)  # a8 kept
+    assert chessboard_moved(np.full_like(bumped.image, 90), fit) == (True, None)
+    with pytest.raises(ValueError, match="tolerance"):
+        chessboard_moved(bumped.image, fit, tolerance_px=0)

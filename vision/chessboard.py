@@ -30,6 +30,7 @@ board whose a8 lies at the other light corner is turned by the caller (`turn_boa
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,8 @@ from vision.errors import BoardNotFoundError
 from vision.geometry import BoardFit, apply_homography, as_gray, fit_from_homography
 
 BOARD_SQUARES = 8
+#: the 12 cut squares as grid (col, row), col = file index, row = 8 - rank (rank 8 = row 0)
+CUT_GRID = frozenset({(0, 0), (1, 0), (0, 1), (6, 0), (7, 0), (7, 1), (0, 6), (0, 7), (1, 7), (6, 7), (7, 7), (7, 6)})
 
 
 @dataclass(frozen=True)
@@ -358,7 +361,10 @@ def _grow(pts: np.ndarray, pol: np.ndarray, tree: Any, s: int, basis: tuple[np.n
 
 
 def _board_offset(small: np.ndarray, px: np.ndarray, grid: np.ndarray) -> np.ndarray | None:
-    """The offset (dx, dy) taking lattice labels to board coordinates (inner corners 1..7)."""
+    """The offset (dx, dy) taking lattice labels to board coordinates (inner corners 1..7): of
+    the placements of the 8x8 that contain the lattice, the one whose playable squares alternate
+    most clearly while the squares just beyond each side do not (a border, the table). The cut
+    squares are left out: tape, paper or spare men cover them."""
     span = grid.max(axis=0)
     if span[0] > 6 or span[1] > 6:
         return None
@@ -366,31 +372,38 @@ def _board_offset(small: np.ndarray, px: np.ndarray, grid: np.ndarray) -> np.nda
     if H is None:
         return None
     g = cv2.GaussianBlur(small.astype(np.float32), (0, 0), 1.0)
+    lo = -8  # lattice squares -8 .. 8 cover every placement and the squares beyond it
+    idx = np.arange(lo, 9)
+    ii, jj = np.meshgrid(idx, idx, indexing="ij")
+    sub = np.array([[0.15, 0.15], [0.85, 0.15], [0.15, 0.85], [0.85, 0.85]])
+    pts = (np.stack([ii, jj], -1)[..., None, :] + sub).reshape(-1, 2)
+    q = apply_homography(H, pts)
+    ok = (q[:, 0] >= 0) & (q[:, 0] < g.shape[1] - 1) & (q[:, 1] >= 0) & (q[:, 1] < g.shape[0] - 1)
+    vals = np.full(len(q), np.nan)
+    qi = np.round(q[ok]).astype(int)
+    vals[ok] = g[qi[:, 1], qi[:, 0]]
+    if not ok.any():
+        return None
+    with warnings.catch_warnings():  # squares out of the picture: all-NaN, skipped below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        level = np.nanmedian(vals.reshape(len(idx), len(idx), 4), axis=2)
+    signed = level * np.where((ii + jj) % 2 == 0, 1.0, -1.0)
 
-    def contrast(col: int, axis: int) -> float:
-        """Checker contrast of the column (axis 0) or row (axis 1) of squares whose lower
-        lattice line is `col`: the parity-signed mean of their colours, sampled off-centre
-        (pieces sit in the middle)."""
-        vals = []
-        for k in range(-1, 9):
-            for du, dv in ((0.15, 0.15), (0.85, 0.15), (0.15, 0.85), (0.85, 0.85)):
-                a, b = (col + du, k + dv) if axis == 0 else (k + du, col + dv)
-                q = apply_homography(H, np.array([[a, b]]))[0]
-                x, y = round(q[0]), round(q[1])
-                if 0 <= x < g.shape[1] and 0 <= y < g.shape[0]:
-                    sign = 1.0 if (col + k) % 2 == 0 else -1.0
-                    vals.append(sign * g[y, x])
-        return abs(float(np.mean(vals))) if vals else 0.0
+    def side_contrast(cells: list[tuple[int, int]]) -> float:
+        v = [signed[a - lo, b - lo] for a, b in cells if 0 <= a - lo < len(idx) and 0 <= b - lo < len(idx)]
+        v = [x for x in v if np.isfinite(x)]
+        return abs(float(np.mean(v))) if v else 0.0
 
     best, best_score = None, -np.inf
     for ox in range(int(span[0]) - 6, 1):
         for oy in range(int(span[1]) - 6, 1):
-            # lattice line L is board line L - ox + 1; the board's squares are lattice columns
-            # ox - 1 .. ox + 6; the ones just outside are ox - 2 and ox + 7
-            sx = (contrast(ox - 1, 0) + contrast(ox + 6, 0)) - (contrast(ox - 2, 0) + contrast(ox + 7, 0))
-            sy = (contrast(oy - 1, 1) + contrast(oy + 6, 1)) - (contrast(oy - 2, 1) + contrast(oy + 7, 1))
-            if sx + sy > best_score:
-                best, best_score = np.array([1.0 - ox, 1.0 - oy]), sx + sy
+            # board square (c, r) is lattice square (c - 1 + ox, r - 1 + oy)
+            inside = [(c - 1 + ox, r - 1 + oy) for c in range(8) for r in range(8) if (c, r) not in CUT_GRID]
+            beyond = [[(-2 + ox, r - 1 + oy) for r in range(8)], [(7 + ox, r - 1 + oy) for r in range(8)],
+                      [(c - 1 + ox, -2 + oy) for c in range(8)], [(c - 1 + ox, 7 + oy) for c in range(8)]]
+            score = side_contrast(inside) - max(side_contrast(b) for b in beyond)
+            if score > best_score:
+                best, best_score = np.array([1.0 - ox, 1.0 - oy]), score
     return best
 
 
@@ -433,21 +446,21 @@ def _orient(H: np.ndarray, small: np.ndarray, scale: float, cam: Intrinsics | No
     H_inv = np.linalg.inv(H)
     corners = np.array([[0.5, 0.5], [7.5, 0.5], [7.5, 7.5], [0.5, 7.5]])
     g = cv2.GaussianBlur(small.astype(np.float32), (0, 0), 1.0)
-    offs = np.array([[-0.3, -0.3], [0.3, -0.3], [0.3, 0.3], [-0.3, 0.3]])
-    levels, where = [], []
-    for c in corners:
-        pts = apply_homography(H_inv, c + offs)
-        if cam is not None:
-            pts = cam.distort_points(pts)
-        q = (pts + 0.5) * scale - 0.5
-        vals = [g[round(y), round(x)] for x, y in q
-                if 0 <= round(x) < g.shape[1] and 0 <= round(y) < g.shape[0]]
-        levels.append(float(np.median(vals)) if vals else 0.0)
-        where.append(apply_homography(H_inv, c[None])[0])
-    # squares (0,0) and (7,7) share a colour, as do (7,0) and (0,7): is (0,0)'s pair lighter?
-    pair_a = levels[0] + levels[2]
-    pair_b = levels[1] + levels[3]
-    light = (0, 2) if pair_a >= pair_b else (1, 3)
+    # the corner squares themselves are cut and covered (tape, paper, spare men): compare the
+    # two colours over the playable squares, each seen beside its piece (0.42 off its centre)
+    squares = np.array([(c, r) for c in range(8) for r in range(8) if (c, r) not in CUT_GRID], np.float64)
+    offs = np.array([[-0.42, -0.42], [0.42, -0.42], [0.42, 0.42], [-0.42, 0.42]])
+    pts = apply_homography(H_inv, (squares[:, None, :] + 0.5 + offs[None]).reshape(-1, 2))
+    if cam is not None:
+        pts = cam.distort_points(pts)
+    q = np.round((pts + 0.5) * scale - 0.5).astype(int)
+    q[:, 0] = q[:, 0].clip(0, g.shape[1] - 1)
+    q[:, 1] = q[:, 1].clip(0, g.shape[0] - 1)
+    level = np.median(g[q[:, 1], q[:, 0]].reshape(len(squares), 4), axis=1)
+    even = (squares.sum(axis=1) % 2) == 0
+    where = [apply_homography(H_inv, c[None])[0] for c in corners]
+    # squares (0,0) and (7,7) share the even squares' colour, (7,0) and (0,7) the odd ones'
+    light = (0, 2) if float(np.mean(level[even])) >= float(np.mean(level[~even])) else (1, 3)
     # of the two light corners, the top-left-most in the image (smallest x + y)
     k = min(light, key=lambda i: where[i][0] + where[i][1])
     # a quarter turn taking board corner k to corner 0: board (x, y) -> turned
@@ -569,3 +582,46 @@ def focal_from_homography(points_px: np.ndarray, points_board: np.ndarray,
     if x <= 0:
         return None
     return 1.0 / math.sqrt(x)
+
+
+def chessboard_moved(
+    frame: np.ndarray, previous: BoardFit, *, intrinsics: Intrinsics | None = None, tolerance_px: float = 1.5
+) -> tuple[bool, BoardFit | None]:
+    """Cheap bump check for the referee loop, as `vision.domination_board.domination_board_moved`
+    for the kit: the inner corners are re-measured (`cv2.cornerSubPix`) where `previous` puts
+    them. `(False, previous)` when their median shift is within `tolerance_px`; `(True, fit)`
+    when they did not (`fit`: the board found anew, in the corner order nearest the previous
+    one); `(True, None)` when it is not found."""
+    if not tolerance_px > 0:
+        raise ValueError(f"tolerance_px must be > 0, got {tolerance_px}")
+    gray = as_gray(frame)
+    cam = intrinsics if intrinsics is not None else previous.extra.get("intrinsics")
+    cam = cam if isinstance(cam, Intrinsics) else None
+    board_xy = np.array([[i, j] for i in range(1, 8) for j in range(1, 8)], np.float64)
+    pred = apply_homography(previous.H_board_to_image, board_xy)
+    step = np.linalg.norm(apply_homography(previous.H_board_to_image, board_xy + [0.1, 0.0]) - pred, axis=1)
+    if cam is not None:
+        pred = cam.distort_points(pred)
+    win = max(3, round(2.0 * float(np.median(step))))  # a fifth of a square
+    h, w = gray.shape
+    inside = (pred[:, 0] > win + 2) & (pred[:, 0] < w - win - 3) & (pred[:, 1] > win + 2) & (pred[:, 1] < h - win - 3)
+    if inside.sum() < 12:
+        return True, None
+    # the squares' corners must still be there (not a blank, covered or removed board)
+    real = _x_junctions(cv2.GaussianBlur(gray.astype(np.float32), (0, 0), 1.0), pred[inside],
+                        2.5 * float(np.median(step)), ChessboardParams())
+    if real.sum() >= 12:
+        got = cv2.cornerSubPix(gray, pred[inside][real].astype(np.float32).reshape(-1, 1, 2), (win, win),
+                               (-1, -1), (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.02))
+        shift = np.linalg.norm(got.reshape(-1, 2) - pred[inside][real], axis=1)
+        # a junction under a piece or a hand drifts anywhere; the board's own ones agree
+        if float(np.median(shift)) <= tolerance_px:
+            return False, previous
+    # moved: found anew (a bump moves the corners by more than cornerSubPix reaches), with the
+    # corner order nearest the previous one (a8 stays a8 through the bump)
+    try:
+        fit = find_chessboard(frame, intrinsics=intrinsics)
+    except BoardNotFoundError:
+        return True, None
+    k = min(range(4), key=lambda q: float(np.linalg.norm(np.roll(fit.corners_px, -q, axis=0) - previous.corners_px)))
+    return True, turn_board(fit, k, intrinsics)

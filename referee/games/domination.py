@@ -107,10 +107,13 @@ class DominationGame(Game):
 
     # -- vision --------------------------------------------------------------------------------
     def track_board(self, image: np.ndarray, previous: Any, intrinsics: Any = None) -> tuple[bool, Any]:
+        from vision.chessboard import chessboard_moved
         from vision.domination_board import domination_board_moved
         from vision.errors import VisionError
 
         try:
+            if previous.method == "chessboard":
+                return chessboard_moved(image, previous, intrinsics=intrinsics)
             return domination_board_moved(image, previous, intrinsics=intrinsics)
         except VisionError:
             return True, None
@@ -131,8 +134,12 @@ class DominationGame(Game):
 
     def read(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
              colours: Mapping[str, Any] | None = None) -> TopsReading:
+        from vision.chess_tops import read_chess_tops
         from vision.domination import read_tops
 
+        if board.method == "chessboard":  # draughts men on a chessboard (issue 19)
+            chess = read_chess_tops(image, board, colours or {}, intrinsics=intrinsics)
+            return TopsReading(tops=dict(chess.tops), heights=None, height_sigma=None)
         tops = read_tops(image, board, colours=colours, intrinsics=intrinsics)
         heights = sigma = None
         if tops.heights:
@@ -148,8 +155,11 @@ class DominationGame(Game):
 
     def detect_json(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
                     debug: bool = False) -> tuple[dict[str, Any], np.ndarray | None]:
+        from vision.chess_tops import read_chess_tops
         from vision.domination import read_tops
 
+        if board.method == "chessboard":  # its men's colours must be learnt first: a clear error
+            read_chess_tops(image, board, {}, intrinsics=intrinsics)
         reading = read_tops(image, board, intrinsics=intrinsics)
         out: dict[str, Any] = {"tops": dict(reading.tops),
                                "heights": None if reading.heights is None else dict(reading.heights)}
