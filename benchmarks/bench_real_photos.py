@@ -24,7 +24,6 @@ colour from the face's mean brightness (inner 0.6 radius) against the ring 1.3-1
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from dataclasses import dataclass, field
@@ -36,10 +35,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "real"))
 
-from fetch_images import image_path, label_sets  # noqa: E402  (benchmarks/real/fetch_images.py)
+from fetch_images import image_path, label_sets
 
-from vision.board import apply_homography, fit_from_corners, image_to_board  # noqa: E402
-from vision.dition import detect_discs  # noqa: E402
+from vision.board import apply_homography, fit_from_corners
+from vision.dition import detect_discs
 
 MAX_SIDE_PX = 2000
 MATCH_D = 0.5
@@ -57,7 +56,7 @@ class Score:
     errors: list[float] = field(default_factory=list)
     times_ms: list[float] = field(default_factory=list)
 
-    def add(self, other: "Score") -> None:
+    def add(self, other: Score) -> None:
         for k in ("images", "discs", "found", "readings", "phantoms", "colour_wrong"):
             setattr(self, k, getattr(self, k) + getattr(other, k))
         self.errors += other.errors
