@@ -24,16 +24,17 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_vision_dition import LAYOUT, Score, hough_ms, score_frame  # noqa: E402
+from bench_vision_dition import LAYOUT, Score, hough_ms, score_frame
 
-from hardware.sim.camera import random_camera  # noqa: E402
-from hardware.sim.options import RenderOptions  # noqa: E402
-from hardware.sim.positions import random_discs  # noqa: E402
-from hardware.sim.variety import FACTORS, LINED_BOARDS, Variety, render_varied  # noqa: E402
-from vision.board import BoardParams, find_board  # noqa: E402
-from vision.camera import Intrinsics  # noqa: E402
-from vision.dition import detect_discs  # noqa: E402
-from vision.errors import BoardNotFoundError  # noqa: E402
+from hardware.sim.camera import random_camera
+from hardware.sim.options import RenderOptions
+from hardware.sim.positions import random_discs
+from hardware.sim.variety import FACTORS, LINED_BOARDS, Variety, render_varied
+from vision.board import find_board
+from vision.camera import Intrinsics
+from vision.dition import detect_discs
+from vision.errors import BoardNotFoundError
+from vision.geometry import BoardParams
 
 BOARD_TOL_PX = 2.0
 
