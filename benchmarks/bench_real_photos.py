@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "real"))
 
 from fetch_images import image_path, label_sets
 
-from vision.board import apply_homography, fit_from_corners
 from vision.dition import detect_discs
+from vision.geometry import apply_homography, fit_from_corners
 
 MAX_SIDE_PX = 2000
 MATCH_D = 0.5
