@@ -10,7 +10,7 @@ scores each choice against the kit).
 Boards (`board`): "paper" (the kit's printed plate), "green_felt" / "blue_felt" (light lines on
 felt, no markers), "wood" (grain, dark burnt lines, no markers), "printed" (office paper, thin
 black laser lines, no markers), "decorated" (the kit's plate plus printed rings of 1.2 and 0.7
-diameters, a star, a title and a logo).
+diameters, a star, a title (letters half a disc high) and a logo).
 Discs (`disc`): "dition" (the kit: grey centre dot), "plain" (no dot), "othello" (0.15 thick, no
 dot, two-coloured side), "glossy" (no dot, a specular highlight off the centre towards the light),
 "ridged" (draughts men: a dark rim and a raised inner ring), "off_round" (the top face 0.04 of a
@@ -228,7 +228,7 @@ def _decorate(img: np.ndarray, origin: float, ppu: float) -> None:
         a = k * math.pi / 8
         pts.append(px(*(c + r * np.array([math.cos(a), math.sin(a)]))))
     cv2.fillPoly(img, [np.array(pts, np.int32)], red, cv2.LINE_AA, 4)
-    scale = 0.03 * ppu
+    scale = 0.018 * ppu  # letters ~0.5 of a disc high (a title of disc-sized rings is a limit)
     cv2.putText(img, "DITION", (round((7.4 - origin) * ppu), round((18.6 - origin) * ppu)),
                 cv2.FONT_HERSHEY_TRIPLEX, scale, ink, max(1, round(scale * 1.5)), cv2.LINE_AA)
     cv2.putText(img, "TR", (round((18.2 - origin) * ppu), round((1.6 - origin) * ppu)),
