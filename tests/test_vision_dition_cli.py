@@ -112,3 +112,37 @@ def test_detect_domination_prints_all_52_cells(capsys: pytest.CaptureFixture[str
     assert len(res["tops"]) == 52
     assert res["tops"]["d4"] == "R" and res["tops"]["e5"] == "B" and res["tops"]["c3"] == "G"
     assert res["tops"]["a3"] == "."
+
+
+def test_detect_warns_when_the_corners_show_no_board(capsys: pytest.CaptureFixture[str], frame_file,
+                                                      tmp_path: Path) -> None:
+    """Corners given on a picture with no board there (a bare table) give a warning with a
+    score; on the board's own frame there is none."""
+    path, corners = frame_file
+    spec = ",".join(f"{v:.3f}" for xy in corners for v in xy)
+    blank = tmp_path / "table.png"
+    img = cv2.imread(str(path))
+    cv2.imwrite(str(blank), np.full_like(img, (52, 86, 128)))
+    code, results = _run(capsys, "--corners", spec, str(path), str(blank))
+    assert code == 0
+    board, table = results
+    assert "warning" not in board
+    assert "no Dition board seen at the given corners" in table["warning"]
+    assert table["board"]["score"] < 0.35
+
+
+def test_detect_fits_given_corners_once_for_many_frames(capsys: pytest.CaptureFixture[str], frame_file,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import vision.board
+
+    path, corners = frame_file
+    spec = ",".join(f"{v:.3f}" for xy in corners for v in xy)
+    calls = []
+    real = vision.board.find_board
+    # (a fit without intrinsics calls itself once more, without the lens estimate)
+    monkeypatch.setattr(vision.board, "find_board",
+                        lambda *a, **k: calls.append(k.get("estimate_lens", True)) or real(*a, **k))
+    code, results = _run(capsys, "--corners", spec, str(path), str(path), str(path))
+    assert code == 0 and len(results) == 3
+    assert calls.count(True) == 1
+    assert results[0]["discs"] == results[2]["discs"]

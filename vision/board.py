@@ -18,7 +18,7 @@ import numpy as np
 from vision.aruco import find_board_aruco
 from vision.camera import Intrinsics
 from vision.chessboard import find_chessboard
-from vision.dition_board import find_dition_lines, refine_dition, with_estimated_lens
+from vision.dition_board import find_dition_lines, lines_gray, refine_dition, with_estimated_lens
 from vision.domination_board import find_domination_board
 from vision.errors import BoardNotFoundError
 from vision.geometry import (
@@ -74,7 +74,11 @@ def find_board(
             return find_dition_lines(gray, params, intrinsics=intrinsics)
         except BoardNotFoundError as exc:
             tried.append(str(exc))
-    raise BoardNotFoundError("; ".join(tried) or "no board finder enabled")
+    raise BoardNotFoundError(
+        ("; ".join(tried) or "no board finder enabled")
+        + ". Print the kit's ArUco markers at the board's corners, make sure the whole board and "
+        "its drawn squares are in view, or give the corners (--corners x0,y0,x1,y1,x2,y2,x3,y3)"
+    )
 
 
 def board_moved(
@@ -95,7 +99,7 @@ def board_moved(
     intrinsics = board_intrinsics(previous, intrinsics)
     try:
         if previous.game == "dition":
-            gray = as_gray(frame)
+            gray = lines_gray(frame, previous)
             new = refine_dition(gray, previous.H_image_to_board, params, intrinsics, passes=1)
             if new.support < params.min_support:
                 return True

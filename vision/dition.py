@@ -124,8 +124,11 @@ class DiscParams:
     dot_snap_board: float = 0.3
     #: ... when it lies further than this from it (closer, the peak is the better start)
     dot_snap_min_board: float = 0.08
-    #: a candidate needs this share of a full circle's votes
-    min_vote_fraction: float = 0.30
+    #: a candidate needs this share of a full circle's votes (it must prove itself afterwards)
+    min_vote_fraction: float = 0.20
+    #: ... and this share for a white face on paper clipped at the sensor's white, where the
+    #: outline and face tests below do not apply
+    clipped_vote_fraction: float = 0.30
     #: face brightness / local plate brightness: black below, white above (with the dot's help)
     black_ratio: float = 0.8
     #: minimum grey step per profile sample for a rim point
@@ -161,6 +164,27 @@ class DiscParams:
     #: keep discs whose centre lies within this distance outside the playing area
     outside_tolerance_board: float = 0.45
     min_confidence: float = 0.45
+    #: the noise floor (grey levels): 8-bit quantisation and a codec's flat blocks show less
+    #: noise than any picture of a board carries
+    min_noise: float = 1.0
+    #: an outline step must stand this many noise sigmas (of the frame) above the noise
+    outline_snr: float = 4.0
+    #: a white disc on a board as light as its face: the share of a full circle's outline votes
+    #: it needs besides its dot (a spot of print, a letter, has its edges but no circle of them)
+    min_outline_votes: float = 0.2
+    #: a face's spread (robust sigma across the ring between dot and rim) stays below this share
+    #: of its contrast against the board (of the least contrast that counts, on a light board)
+    max_face_spread: float = 0.8
+    #: a Dition disc is black or white: its face's colour spread stays below this share of its
+    #: brightness (white under a tungsten cast: 0.23; felt 0.5, wood 0.4, a red print 0.65)
+    max_face_saturation: float = 0.33
+    #: share of the rays on which the outline is seen: closed all around (a disc's rim, side
+    #: or shadow; a drawn crossing or a corner crosses the circle on 4 rays of 24, a line on 2)
+    min_closure: float = 0.5
+    #: a face differs from the board under it by this much (grey levels, or B - R) at least ...
+    min_face_contrast: float = 16.0
+    #: ... and by this many noise sigmas (a printed ring or a crossing has the board inside)
+    face_snr: float = 3.0
 
 
 @dataclass(frozen=True)
@@ -214,8 +238,12 @@ def detect_discs(
     from scipy.spatial import cKDTree
 
     dots = all_dots = _dot_candidates(rectf, params)
-    if len(dots) and len(cands):
-        near, _ = cKDTree(cands).query(dots, distance_upper_bound=2 * params.min_separation_board * s)
+    # (a weak vote peak, below what a clipped face's rules need, does not explain a dot: both
+    # are tried, and of two readings that close the better-supported one stays)
+    full_circle = math.pi * params.disc_diameter_board * min(params.vote_scale_px_per_unit, s)
+    explaining = cands[votes >= params.clipped_vote_fraction * full_circle]
+    if len(dots) and len(explaining):
+        near, _ = cKDTree(explaining).query(dots, distance_upper_bound=2 * params.min_separation_board * s)
         dots = dots[near > params.min_separation_board * s]
     from_dot = np.r_[np.zeros(len(cands), bool), np.ones(len(dots), bool)]
     cands = np.concatenate([cands.reshape(-1, 2), dots.reshape(-1, 2)])
@@ -324,7 +352,22 @@ def detect_discs(
     # line through the paper gives the free-radius dot fit edges too, but no dot-sized circle
     # agrees with them: the dot counts as seen only when its fitted radius is a dot's)
     dot_seen = dot_ok & (dot_cover > 0)
-    contrast_counts = is_black | dot_seen | dot_clipped
+    # what every disc shows, whatever it is made of (a dot is extra evidence, never required):
+    # an outline closed all around at the radius the board's scale predicts, and a face that
+    # differs from the board under it; both measured against the noise this frame shows
+    noise = max(_frame_noise(rectf), params.min_noise)
+    face_delta = _face_against_board(rect, rect_bgr, cands, face, params)
+    # (and is one surface: text, a logo, a crossing of lines vary more across the ring than
+    # they differ from the board)
+    min_contrast = max(params.min_face_contrast, params.face_snr * noise)
+    one_surface = spread <= params.max_face_spread * np.maximum(face_delta, min_contrast)
+    differs = (face_delta >= min_contrast) & one_surface
+    min_step = np.full(len(cands), max(params.min_rim_step, params.outline_snr * noise))
+    band = -(geom.thickness_shift(centres0, params.thickness_board) @ u.T)
+    closure = _outline_closure(vals[:n, :, nd:], rim_edges[2], band, min_step)
+    closed = closure >= params.min_closure
+    neutral = _neutral_face(rect_bgr, cands, params) if rect_bgr is not None else np.ones(len(cands), bool)
+    contrast_counts = is_black | dot_seen | dot_clipped | (closed & differs)
     conf = 0.45 * vote_score + 0.2 * contrast * contrast_counts + 0.2 * dot_ok + 0.15 * outline_ok
     size = board.size_board
     tol = params.outside_tolerance_board
@@ -353,9 +396,32 @@ def detect_discs(
     if from_dot.any():
         dot_conf = np.where(rim_only & annulus_ok & off_ink, 0.45 + 0.2 * contrast, dot_conf)
     conf = np.where(from_dot, dot_conf, np.where(rim_only, np.maximum(conf, 0.45 + 0.2 * contrast), conf))
-    # every disc shows its dot or its rim to the sub-pixel fits; a vote peak that shows
-    # neither is a coincidence of edges between discs
-    keep = inside & (conf >= params.min_confidence) & (dot_ok | outline_ok)
+    # the evidence a disc shows whatever it is made of: its closed outline, its face against the
+    # board (in units of the least contrast that counts), its dot if it has one
+    face_term = np.clip(face_delta / (4.0 * max(params.min_face_contrast, params.face_snr * noise)), 0.0, 1.0)
+    shown = 0.55 * closure + 0.25 * face_term + 0.2 * dot_seen
+    conf = np.where(closed & differs, np.maximum(conf, shown), conf)
+    # every disc shows its dot or its rim to the sub-pixel fits, or its closed outline around a
+    # face of its own (then its vote peak is its centre); a vote peak that shows none of them is
+    # a coincidence of edges between discs
+    keep = inside & (conf >= params.min_confidence) & (dot_ok | outline_ok | (closed & differs))
+    # and nothing that is not a disc: a drawn crossing, a printed ring, glare, a gap between
+    # discs shows no face of its own or no closed outline. Exceptions, each with its evidence:
+    # a white face on paper clipped at the sensor's white (its dot and its side's rim speak, by
+    # the rules above); a disc hemmed in by its own colour (its outline shows in the gaps between
+    # its neighbours, half of a free disc's at least, and its dot is round and a dot's size); a
+    # white disc on a board as light as its face, one surface all round (its closed outline and
+    # its round dot, or half its outline, its dot and the votes of its outline: a dot-like spot of
+    # print has no outline votes, so there the face must differ too)
+    dot_round = dot_seen & (dot_cover >= params.min_dot_cover)
+    half_closed = closure >= 0.5 * params.min_closure
+    light_board = one_surface & ~from_dot & ((closed & dot_round)
+                                             | (half_closed & dot_seen & (vote_score >= params.min_outline_votes)))
+    # (the clipped faces' rules were made for vote peaks of `clipped_vote_fraction` of a circle)
+    clipped_ok = (dot_clipped | rim_only) & (from_dot | (votes >= params.clipped_vote_fraction * full_circle))
+    # (a Dition face around its dot is even: a letter's bowl or a logo is not)
+    even = spread < 0.2 * np.abs(face - dotv)
+    keep &= neutral & (clipped_ok | (closed & differs) | (half_closed & dot_round & differs & even) | light_board)
     idx = np.flatnonzero(keep)
     if len(idx) == 0:
         return []
@@ -649,6 +715,63 @@ def _ring_stats(
     face = _row_median(ring)
     spread = 1.4826 * _row_median(np.abs(ring - face[:, None]))
     return face, _row_median(dot), spread
+
+
+def _frame_noise(rectf: np.ndarray) -> float:
+    """The noise the frame shows (grey levels, robust sigma of one pixel) on the rectified
+    board: differences of horizontal neighbours on every fourth row (edges are rare: the median)."""
+    d = rectf[1::4, 1:] - rectf[1::4, :-1]
+    return float(1.4826 * np.median(np.abs(d)) / math.sqrt(2.0))
+
+
+def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray) -> np.ndarray:
+    """Share of the rays (N,) with a step (either polarity, over 0.04 diameters) larger than
+    `min_step` (N,) on the disc's outline: at the predicted rim, or out to the visible side band's
+    edge (`band` (N, R), diameters): a disc's outline is seen all round, a drawn line or a
+    crossing crosses that circle on a few rays only."""
+    d2 = np.abs(rim_vals[..., 2:] - rim_vals[..., :-2])
+    rr = RIM_RADII[1:-1]
+    on_rim = (rr[None, None, :] > r_top - 0.05) & (rr[None, None, :] < r_top + np.maximum(band, 0.0)[..., None] + 0.05)
+    return (np.max(np.where(on_rim, d2, 0.0), axis=2) > min_step[:, None]).mean(axis=1)
+
+
+def _neutral_face(rect_bgr: np.ndarray, cands_px: np.ndarray, params: DiscParams) -> np.ndarray:
+    """Whether each candidate's face is black or white rather than coloured: its colour spread
+    (max - min of B, G, R) below `max_face_saturation` of its brightness (+30 levels: on a dark
+    face noise and a colour cast dominate). Felt, wood, a printed red circle are coloured."""
+    s = params.scale_px_per_unit
+    bgr = _mean_colour(rect_bgr, cands_px, (0.22 * s, 0.28 * s, 0.34 * s))
+    return (bgr.max(axis=1) - bgr.min(axis=1)) <= params.max_face_saturation * (bgr.max(axis=1) + 30.0)
+
+
+def _face_against_board(rect: np.ndarray, rect_bgr: np.ndarray | None, cands_px: np.ndarray,
+                        face: np.ndarray, params: DiscParams) -> np.ndarray:
+    """How much each candidate's face differs from the board around it (grey levels: the largest
+    difference of a colour channel where in colour, black on green felt differs in green): the
+    board is the median over ~5 diameters (discs, even a packed cluster, cover less than half)."""
+    import cv2
+
+    def board_level(img: np.ndarray) -> np.ndarray:
+        small = cv2.resize(img, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+        k = round(5 * params.scale_px_per_unit / 4) | 1
+        return cv2.medianBlur(small, k).reshape(small.shape[0], small.shape[1], -1)
+
+    delta = np.abs(face - _plate_brightness(board_level(rect)[..., 0], rect.shape, cands_px))
+    if rect_bgr is None:
+        return delta
+    board = board_level(rect_bgr)
+    s = params.scale_px_per_unit
+    faces = _median_colour(rect_bgr, cands_px, (0.22 * s, 0.28 * s, 0.34 * s))
+    for c in range(3):
+        delta = np.maximum(delta, np.abs(faces[:, c] - _plate_brightness(board[..., c], rect.shape, cands_px)))
+    return delta
+
+
+def _median_colour(rect_bgr: np.ndarray, cands_px: np.ndarray, radii_px: tuple[float, ...]) -> np.ndarray:
+    """(N, 3) median B, G, R of the nearest pixels on rings (24 points each) around each candidate."""
+    idx = _ring_indices(rect_bgr.shape, cands_px, radii_px, 24)
+    vals = rect_bgr.reshape(-1, 3)[idx].astype(np.float32)  # (N, P, 3)
+    return np.stack([_row_median(vals[..., c]) for c in range(3)], axis=1)
 
 
 def _row_median(a: np.ndarray) -> np.ndarray:

@@ -41,20 +41,66 @@ from vision.geometry import (
 )
 from vision.lens import LensParams, estimate_focal_px, estimate_intrinsics_from_board
 
+#: the drawn lines' polarity: dark on a light board (paper, wood) or light on a dark one (felt)
+LINE_POLARITIES = ("dark", "light")
+
+
+def lines_gray(frame: np.ndarray, board: BoardFit | None = None, polarity: str | None = None) -> np.ndarray:
+    """The grey frame in which the board's drawn lines are dark: as captured for dark lines,
+    inverted for light lines (`polarity`, else the one the fit of `board` was found with,
+    extra["lines"]; dark by default)."""
+    pol = polarity or (board.extra.get("lines", "dark") if board is not None else "dark")
+    gray = as_gray(frame)
+    return gray if pol == "dark" else 255 - gray
+
+
+def with_polarity(fit: BoardFit, polarity: str) -> BoardFit:
+    """`fit` marked extra["lines"] = polarity (the refinements find the lines in `lines_gray`)."""
+    return replace(fit, extra={**fit.extra, "lines": polarity})
+
 
 def find_dition_lines(
     frame: np.ndarray, params: BoardParams = BoardParams(), *, intrinsics: Intrinsics | None = None
 ) -> BoardFit:
-    """The Dition board from its drawn outer and inner squares (no markers, no corners)."""
-    gray = as_gray(frame)
-    H0 = _coarse_dition(gray, params, intrinsics)
-    fit = refine_dition(gray, H0, params, intrinsics, passes=3)
-    if fit.support < params.min_support:
-        raise BoardNotFoundError(
-            f"dition board: the drawn squares were not confirmed (only {fit.support:.0%} of the "
-            f"line samples agree)"
-        )
-    return fit
+    """The Dition board from its drawn outer and inner squares (no markers, no corners): dark
+    lines first, then light ones (the same search on the inverted frame). The fit carries the
+    polarity (extra["lines"])."""
+    tried = []
+    for polarity in LINE_POLARITIES:
+        gray = lines_gray(frame, polarity=polarity)
+        try:
+            H0 = _coarse_dition(gray, params, intrinsics)
+        except BoardNotFoundError as exc:
+            tried.append(f"{polarity} lines: {str(exc).removeprefix('dition board: ')}")
+            continue
+        fit = refine_dition(gray, H0, params, intrinsics, passes=3)
+        if fit.support >= params.min_support:
+            return with_polarity(fit, polarity)
+        tried.append(f"{polarity} lines: the drawn squares were not confirmed (only {fit.support:.0%} of "
+                     f"the line samples agree)")
+    raise BoardNotFoundError("dition board: " + "; ".join(tried))
+
+
+def board_score(frame: np.ndarray, board: BoardFit, params: BoardParams = BoardParams(), *,
+                intrinsics: Intrinsics | None = None) -> float:
+    """How well the frame shows the Dition board's drawn squares where `board` says they are
+    (0..1): the share of the line samples that find a line there (dark or light, whichever
+    agrees more), 0 when the lines found lie more than a third of a diameter away (a picture
+    with no board there, or corners given for another picture)."""
+    intrinsics = board_intrinsics(board, intrinsics)
+    best = 0.0
+    for polarity in LINE_POLARITIES:
+        try:
+            fit = refine_dition(lines_gray(frame, polarity=polarity), board.H_image_to_board, params, intrinsics,
+                                passes=1)
+        except BoardNotFoundError:
+            continue
+        moved = np.abs(apply_homography(board.H_image_to_board, apply_homography(fit.H_board_to_image,
+                                                                                 board_corners_board("dition")))
+                       - board_corners_board("dition")).max()
+        if moved < 1 / 3:
+            best = max(best, float(fit.support))
+    return best
 
 
 def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics | None) -> np.ndarray:
@@ -394,7 +440,7 @@ def refit_board(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | Non
     """The same board found again through the lens model `intrinsics` by the same method
     (given corners, ArUco markers or the drawn lines)."""
     board_params = board_params or BoardParams()
-    gray = as_gray(frame)
+    gray = lines_gray(frame, board)
     if board.method == "corners":
         return fit_from_corners(board.corners_px, board.game, intrinsics)
     if board.method == "aruco":
@@ -402,7 +448,8 @@ def refit_board(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | Non
     if board.method == "lines":
         # start from the present fit's corners, undistorted
         H0 = homography_from_corners(board.corners_px, board.game, intrinsics)
-        return refine_dition(gray, H0, board_params, intrinsics, passes=2)
+        return with_polarity(refine_dition(gray, H0, board_params, intrinsics, passes=2),
+                             board.extra.get("lines", "dark"))
     raise ValueError(f"cannot refit a board found by {board.method!r}")
 
 
@@ -418,7 +465,7 @@ def with_estimated_lens(
     if board.game != "dition" or board_intrinsics(board) is not None:
         return board
     board_params = board_params or BoardParams()
-    gray = as_gray(frame)
+    gray = lines_gray(frame, board)
     h, w = gray.shape
     est = estimate_intrinsics_from_board(gray, board, params)
     if est is None:
@@ -429,7 +476,7 @@ def with_estimated_lens(
     fit = board
     if est is not None:
         try:
-            fit = refit_board(gray, board, est, board_params)
+            fit = refit_board(frame, board, est, board_params)
         except BoardNotFoundError:  # the markers or lines are not found again: keep the plain fit
             est = None
     if est is not None and fit.method != "corners" and fit.support < board_params.min_support:
@@ -444,7 +491,7 @@ def with_estimated_lens(
         # the second estimate is a correction on top of the first: sampled through est, its
         # points are still captured pixels, so it stands on its own
         try:
-            fit2 = refit_board(gray, board, est2, board_params)
+            fit2 = refit_board(frame, board, est2, board_params)
             if fit2.method == "corners" or fit2.support >= board_params.min_support:
                 est, fit = est2, fit2
         except BoardNotFoundError:

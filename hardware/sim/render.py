@@ -13,7 +13,7 @@ import math
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +46,11 @@ BLACK_FACE_BGR = (30, 30, 34)
 DOT_BGR = (128, 128, 128)
 MAX_STACK = 5
 _PLAYABLE = frozenset(playable_cells())
+
+#: a scene hook (hardware.sim.variety): the printed plate at `ppu` texels per unit, or the pieces
+#: of a disc list at a thickness; hashable (they are part of the render cache's key)
+PlateHook = Callable[[float], Texture]
+PiecesHook = Callable[[Sequence["SimDisc"], float], list[Cylinder]]
 
 
 @dataclass(frozen=True)
@@ -201,10 +206,14 @@ def _shifted(camera: SimCamera, dx: float, dy: float, size: tuple[int, int]) -> 
 
 
 def _background(
-    game: str, camera: SimCamera, options: RenderOptions, board: ChessBoard | None = None
+    game: str,
+    camera: SimCamera,
+    options: RenderOptions,
+    board: ChessBoard | None = None,
+    plate_hook: PlateHook | None = None,
 ) -> np.ndarray:
-    """Table + plate (or the chessboard `board`), supersampled and averaged down: float32 BGR at
-    output size.
+    """Table + plate (or the chessboard `board`, or what `plate_hook` draws), supersampled and
+    averaged down: float32 BGR at output size.
 
     The table has no fine detail, so it is warped at output resolution and enlarged; the printed
     plate is warped into the supersampled canvas (only over its own footprint)."""
@@ -220,11 +229,13 @@ def _background(
         canvas = cv2.resize(table, (w * ss, h * ss), interpolation=cv2.INTER_NEAREST)
     cam_ss = camera.scaled(ss)
     ppu = min(_texture_ppu(_px_per_unit(cam_ss, game)), round(plate_ppu_cap(game), 3))
-    plate: Texture = (
-        plate_texture(game, ppu, options.markers, options.table_texture)
-        if board is None
-        else chessboard_texture(board, _texture_ppu(_px_per_unit(cam_ss, game)), options.table_texture)
-    )
+    plate: Texture
+    if board is not None:
+        plate = chessboard_texture(board, _texture_ppu(_px_per_unit(cam_ss, game)), options.table_texture)
+    elif plate_hook is not None:
+        plate = plate_hook(ppu)
+    else:
+        plate = plate_texture(game, ppu, options.markers, options.table_texture)
     warp_texture(canvas, cam_ss, plate)
     small = canvas if ss == 1 else cv2.resize(canvas, (w, h), interpolation=cv2.INTER_AREA)
     return small.astype(np.float32)
@@ -312,14 +323,15 @@ def _static_render(
     camera: SimCamera,
     options: RenderOptions,
     board: ChessBoard | None = None,
+    plate_hook: PlateHook | None = None,
 ) -> _Static:
-    full_key = (game, key, camera, options, board)
+    full_key = (game, key, camera, options, board, plate_hook)
     with _STATIC_LOCK:
         hit = _STATIC_CACHE.get(full_key)
         if hit is not None:
             _STATIC_CACHE.move_to_end(full_key)
             return hit
-    image = _background(game, camera, options, board)
+    image = _background(game, camera, options, board, plate_hook)
     _apply_shadows(image, camera, pieces, options, game)
     gloss = _draw_pieces(image, camera, pieces, options)
     if options.blur_sigma_px > 0:
@@ -409,13 +421,18 @@ def _occluded(px: np.ndarray, mask: np.ndarray | None) -> list[bool]:
 
 
 def dition_scene(
-    discs: Sequence[SimDisc], camera: SimCamera, options: RenderOptions
+    discs: Sequence[SimDisc],
+    camera: SimCamera,
+    options: RenderOptions,
+    pieces_hook: PiecesHook | None = None,
 ) -> tuple[tuple, list[Cylinder], list[SimDisc]]:
     discs = [d if isinstance(d, SimDisc) else SimDisc(*d) for d in discs]
-    cyl = _disc_cylinders(discs, options.disc_thickness)
+    cyl = (_disc_cylinders if pieces_hook is None else pieces_hook)(discs, options.disc_thickness)
     order = depth_order(camera, np.array([c.top_centre_world for c in cyl]).reshape(-1, 3))
     cyl = [cyl[i] for i in order]
     key = tuple((d.x, d.y, d.colour) for d in discs)
+    if pieces_hook is not None:
+        key = (key, pieces_hook)
     return key, cyl, discs
 
 
@@ -427,14 +444,17 @@ def render_dition(
     options: RenderOptions = DEFAULT_OPTIONS,
     hand: HandPose | None = None,
     gain: float = 1.0,
+    plate_hook: PlateHook | None = None,
+    pieces_hook: PiecesHook | None = None,
 ) -> Rendered:
     """A camera frame of a Dition board with `discs` on it (and a hand if given).
 
     `gain` multiplies the light level (per-frame flicker of a scripted match). The static part of
     the picture is cached per (discs, camera, options), so re-rendering a scene with a new hand
-    pose or new noise is cheap."""
-    key, cyl, discs = dition_scene(discs, camera, options)
-    static = _static_render("dition", key, cyl, camera, options)
+    pose or new noise is cheap. `plate_hook` / `pieces_hook` replace the kit's printed plate and
+    its discs (other boards and pieces: hardware.sim.variety); None renders the kit."""
+    key, cyl, discs = dition_scene(discs, camera, options, pieces_hook)
+    static = _static_render("dition", key, cyl, camera, options, plate_hook=plate_hook)
     image, hand_mask = _finish(static, "dition", camera, rng, options, hand, gain)
     truth = _base_truth("dition", camera, options, hand, hand_mask)
     t = options.disc_thickness

@@ -70,18 +70,27 @@ def process_frame(
     intrinsics: Any = None,
     fallback_corners_px: Any = None,
     debug_dir: str | None = None,
+    fits: dict[Any, Any] | None = None,
 ) -> dict[str, Any]:
     """One BGR frame -> the JSON-able result object (or an error object). Without
     `corners_px` the board is found automatically, else `fallback_corners_px` (a calibrated
-    board) is used."""
+    board) is used. With `corners_px`, the board is fitted once per image size and kept in
+    `fits` (the lens estimate included) for the next frames; a Dition frame that does not show
+    the drawn squares at those corners gets a "warning" with its score."""
     import numpy as np
 
     from vision.errors import VisionError
 
     spec = registry.get_game(game if game is not None else registry.default_name())
+    key = (tuple(np.asarray(corners_px, float).ravel()), image.shape[:2]) if corners_px is not None else None
     try:
-        board = spec.find_board(image, corners_px=None if corners_px is None else np.asarray(corners_px, float),
-                                intrinsics=intrinsics)
+        if fits is not None and key in fits:
+            board = fits[key]
+        else:
+            board = spec.find_board(image, corners_px=None if corners_px is None
+                                    else np.asarray(corners_px, float), intrinsics=intrinsics)
+            if fits is not None and key is not None:
+                fits[key] = board
     except VisionError as exc:
         if fallback_corners_px is None:
             return {"image": name, "error": str(exc)}
@@ -96,6 +105,17 @@ def process_frame(
         "board": {"corners_px": [[round(float(x), 2), round(float(y), 2)] for x, y in board.corners_px],
                   "method": board.method},
     }
+    if spec.name == "dition" and corners_px is not None:
+        from vision.dition_board import board_score
+        from vision.geometry import BoardParams
+
+        # (below the share of the drawn squares' samples the board finder accepts from lines)
+        score, floor = board_score(image, board, intrinsics=intrinsics), BoardParams().min_support
+        if score < floor:
+            out["warning"] = (f"no Dition board seen at the given corners: {score:.0%} of its drawn squares "
+                              f"found there (score {score:.2f}, below {floor}); the pieces are read as if "
+                              f"it were")
+            out["board"]["score"] = round(score, 3)
     try:
         pieces, picture = spec.detect_json(image, board, intrinsics=intrinsics, debug=bool(debug_dir))
         out.update(pieces)
@@ -153,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
         if stored is not None and stored.get("game") in (None, args.game):
             fallback = stored["corners_px"]
     failed = 0
+    fits: dict[Any, Any] = {}  # the boards of given corners, fitted once per image size
     for path in args.images:
         for name, image, error in _frames(path, args.frames):
             if error is not None:
@@ -161,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
                 try:
                     result = process_frame(image, name, game=args.game, corners_px=corners,
                                            intrinsics=intrinsics, fallback_corners_px=fallback,
-                                           debug_dir=args.debug_dir)
+                                           debug_dir=args.debug_dir, fits=fits)
                 except ValueError as exc:  # e.g. corners that do not form a quadrilateral
                     result = {"image": name, "error": str(exc)}
             failed += "error" in result

@@ -1,0 +1,86 @@
+"""The varied simulated table (hardware.sim.variety): the kit renders unchanged, every other choice
+shows what it claims (measured on the frame, against the truth)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hardware.sim import RenderOptions, SimDisc, look_at_board, render_dition
+from hardware.sim.variety import FACTORS, LINED_BOARDS, Variety, render_varied
+
+CAM = look_at_board("dition", image_size=(640, 480), markers=True)
+CLEAN = RenderOptions.clean(supersample=2)
+DISCS = (SimDisc(6.0, 6.0, "white"), SimDisc(14.0, 6.0, "black"), SimDisc(6.0, 14.0, "white"))
+
+
+def _px(x: float, y: float) -> tuple[int, int]:
+    u, v = CAM.project(np.array([[x, y, 0.0]]))[0]
+    return round(float(u)), round(float(v))
+
+
+def _grey(img: np.ndarray, x: float, y: float) -> float:
+    u, v = _px(x, y)
+    return float(img[v - 1 : v + 2, u - 1 : u + 2].mean())
+
+
+def test_the_kit_renders_exactly_as_render_dition() -> None:
+    opts = RenderOptions.random(np.random.default_rng(4))
+    a = render_dition(DISCS, CAM, np.random.default_rng(9), options=opts).image
+    b = render_varied(DISCS, CAM, np.random.default_rng(9), Variety(), opts).image
+    assert np.array_equal(a, b)
+
+
+def test_an_unknown_choice_names_the_choices() -> None:
+    with pytest.raises(ValueError, match="green_felt"):
+        Variety(board="felt")
+    with pytest.raises(ValueError, match="factors: board"):
+        Variety.one("table", "oak")
+
+
+@pytest.mark.parametrize("board", [b for b in FACTORS["board"] if b != "paper"])
+def test_board_lines_have_the_stated_polarity(board: str) -> None:
+    img = render_varied((), CAM, np.random.default_rng(1), Variety(board=board), CLEAN).image.mean(axis=2)
+    # on the outer square's left line (x = 0) against the board 0.3 inside it, along the line
+    on = np.mean([_grey(img, 0.0, y) for y in np.linspace(8.0, 12.0, 9)])
+    off = np.mean([_grey(img, 0.3, y) for y in np.linspace(8.0, 12.0, 9)])
+    polarity = "light" if on > off else "dark"
+    assert polarity == LINED_BOARDS[board]
+    assert abs(on - off) > 15  # a line a camera can see
+
+
+def test_plain_discs_have_no_dot_and_dition_discs_do() -> None:
+    for disc, has_dot in (("dition", True), ("plain", False), ("othello", False)):
+        img = render_varied(DISCS, CAM, np.random.default_rng(1), Variety(disc=disc), CLEAN).image.mean(axis=2)
+        centre, face = _grey(img, 6.0, 6.0), _grey(img, 6.3, 6.0)
+        assert (face - centre > 40) is has_dot, disc
+
+
+def _elongation(disc: str) -> float:
+    img = render_varied(DISCS, CAM, np.random.default_rng(1), Variety(disc=disc), CLEAN).image.mean(axis=2)
+    u, v = _px(6.0, 6.0)
+    scale = abs(_px(7.0, 6.0)[0] - u)  # px per diameter
+    # the white top face only (its side is shaded darker, the paper is darker too)
+    face = img[v - scale : v + scale, u - scale : u + scale] > 224
+    ys, xs = np.nonzero(face)
+    ev = np.sort(np.linalg.eigvalsh(np.cov(np.stack([xs, ys]))))
+    return float(ev[1] / ev[0])
+
+
+def test_off_round_faces_are_longer_one_way() -> None:
+    # the same white disc, round and 0.04 longer: its second moments differ by ~1.5 % (a round
+    # one is round within the pixel grid's and the side band's 0.5 %)
+    assert _elongation("off_round") > _elongation("plain") + 0.008
+
+
+def test_objects_lie_off_the_discs_and_the_truth_says_which_variety() -> None:
+    r = render_varied(DISCS, CAM, np.random.default_rng(1), Variety(distractors="objects"), CLEAN)
+    assert r.truth["variety"]["distractors"] == "objects"
+    assert [d["colour"] for d in r.truth["discs"]] == ["white", "black", "white"]
+    plain = render_varied(DISCS, CAM, np.random.default_rng(1), Variety(), CLEAN).image
+    diff = np.abs(r.image.astype(int) - plain.astype(int)).max(axis=2) > 30
+    # something was added, but not over the discs
+    assert diff.sum() > 50
+    for d in DISCS:
+        u, v = _px(d.x, d.y)
+        assert not diff[v - 3 : v + 4, u - 3 : u + 4].any()
