@@ -61,6 +61,21 @@ def tops_of(state: Any) -> dict[str, str]:
     return {cell: (state.stacks.get(cell) or ".")[-1] for cell in rdom.CELLS}
 
 
+def move_words(move: Any) -> str:
+    """What the mover did, in words: "moves 2 from d4 to d6", "places a reserve on e5",
+    "swaps b7 and c7" (the anti-symmetry pre-game swap)."""
+    if move.kind is rdom.MoveKind.PLACE:
+        return f"places a reserve on {move.to_cell}"
+    if move.kind is rdom.MoveKind.SWAP:
+        return f"swaps {move.from_cell} and {move.to_cell}"
+    return f"moves {move.count} from {move.from_cell} to {move.to_cell}"
+
+
+def move_cells(move: Any) -> list[str]:
+    """The cells a move touched, the one that received pieces last."""
+    return [move.to_cell] if move.from_cell is None else [move.from_cell, move.to_cell]
+
+
 @dataclass(frozen=True)
 class _Hypothesis:
     state: Any
@@ -339,10 +354,7 @@ class DominationMatch(MatchBase):
         arrows = []
         for i, h in enumerate(self.hypotheses):
             moves = [mv.to_json() for mv in h.moves]
-            label = " then ".join(
-                f"{who} +{m['place']}" if "place" in m
-                else f"{who} {m['from']}→{m['to']} ({m['count']})"
-                for who, m in zip(h.movers, moves))
+            label = " then ".join(f"{who} {mv}" for who, mv in zip(h.movers, h.moves))
             choices.append({"id": str(i), "label": label, "move": moves[-1], "moves": moves})
             arrows += [{"from": m["from"], "to": m["to"]} for m in moves if "from" in m]
         self._question = {
@@ -374,23 +386,22 @@ class DominationMatch(MatchBase):
     def _move_events(self, move: Any, result: Any, mover: str) -> list[dict[str, Any]]:
         mj = move.to_json()
         self.history.append(move)
-        text = (f"{mover} places a reserve on {mj['place']}" if "place" in mj
-                else f"{mover} moves {mj['count']} from {mj['from']} to {mj['to']}")
+        text = f"{mover} {move_words(move)}"
+        cells = move_cells(move)
         event = {"type": "move", "colour": mover, "move": mj, "removed": result.removed,
                  "text": text}
         self.last_move = event
         events = [event]
         overflow = result.describe() or None
         if overflow:
-            cell = mj.get("to") or mj.get("place")
+            cell = cells[-1]
             self.instruction = {"kind": "remove", "text": f"{text}: {overflow}",
                                 "highlight": [{"cell": cell, "role": "remove"}]}
             events.append({"type": "instruction", "kind": "remove", "text": overflow,
                            "cell": cell})
         else:
             self.instruction = {"kind": "info", "text": f"{text}. {self.to_move} to move",
-                                "highlight": [{"cell": mj.get("to") or mj.get("place"),
-                                               "role": "placed"}]}
+                                "highlight": [{"cell": c, "role": "placed"} for c in cells]}
         return events
 
     # -- controls ----------------------------------------------------------------------------
