@@ -60,8 +60,43 @@ class _Pending:
     question_id: str = ""
 
 
-def fmt_xy(x: float, y: float) -> str:
-    return f"({x:.1f}, {y:.1f})"
+#: how a role is drawn on the diagram and the camera picture (web/static/js/diagram.js,
+#: referee/overlay.py): the words a verdict uses to point at a disc
+RING_WORDS = {"remove": "ringed in red", "wrong": "ringed in orange",
+              "missing": "shown as an orange ghost", "borderline": "ringed in yellow",
+              "placed": "ringed in green"}
+#: a message names at most this many discs; the diagram shows the rest
+NAMED_AT_MOST = 3
+#: this many discs on the board before the first move are a game in progress, not a placement
+NOT_EMPTY_AT = 4
+
+
+def where_words(x: float, y: float) -> str:
+    """Where a disc lies in words a player can use at the table: the board in thirds, as the
+    diagram draws it ("near the top-left corner", "by the left edge", "in the middle")."""
+    col = 0 if x < SIDE / 3 else 2 if x > 2 * SIDE / 3 else 1
+    row = 0 if y < SIDE / 3 else 2 if y > 2 * SIDE / 3 else 1
+    vert, horiz = ("top", "", "bottom")[row], ("left", "", "right")[col]
+    if vert and horiz:
+        return f"near the {vert}-{horiz} corner"
+    if vert or horiz:
+        return f"by the {vert or horiz} edge"
+    return "in the middle"
+
+
+def disc_words(colour: str, x: float, y: float, role: str) -> str:
+    """"the white disc ringed in red, near the top-left corner"."""
+    return f"the {colour} disc {RING_WORDS[role]}, {where_words(x, y)}"
+
+
+def discs_words(discs: Sequence[tuple[str, float, float]], role: str) -> str:
+    """A few discs named, the rest counted: "the black disc ringed in red, by the top edge,
+    the ... and 9 more ringed in red"."""
+    named = [disc_words(c, x, y, role) for c, x, y in discs[:NAMED_AT_MOST]]
+    rest = len(discs) - len(named)
+    if rest:
+        named.append(f"{rest} more {RING_WORDS[role]} on the diagram")
+    return ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + named[-1]
 
 
 def discs_json(position: rd.Position) -> list[dict[str, Any]]:
@@ -173,8 +208,8 @@ class DitionMatch(MatchBase):
             "id": p.question_id,
             "kind": "borderline",
             "text": (
-                f"Too close to call: the {p.colour} disc at {fmt_xy(p.x, p.y)} and the "
-                f"{other.colour.value} disc at {fmt_xy(other.x, other.y)} are "
+                f"Too close to call: the {p.colour} disc just placed and "
+                f"{disc_words(other.colour.value, other.x, other.y, 'borderline')} are "
                 f"{distance:.2f} diameters apart. Please use the measuring disc: "
                 "is it supported by both (in range)?"
             ),
@@ -225,8 +260,8 @@ class DitionMatch(MatchBase):
                     {
                         "type": "warning",
                         "code": "wrong_colour",
-                        "text": f"It is {to_move.capitalize()}'s turn: take back the {new.colour} "
-                        f"disc at {fmt_xy(new.x, new.y)}.",
+                        "text": f"It is {to_move.capitalize()}'s turn: take back "
+                        f"{disc_words(new.colour, new.x, new.y, 'wrong')}.",
                         "highlight": [{"x": new.x, "y": new.y, "role": "wrong"}],
                     },
                 )
@@ -240,25 +275,39 @@ class DitionMatch(MatchBase):
         extra = [seen[j] for j in diff.extra]
         parts: list[str] = []
         highlight: list[dict[str, Any]] = []
+        highlight += [{"x": d.x, "y": d.y, "role": "missing"} for d in missing]
+        highlight += [{"x": s.x, "y": s.y, "role": "wrong"} for s in extra]
+        # The message names a few discs; the diagram shows every one.
         if missing:
-            where = ", ".join(f"{d.colour.value} at {fmt_xy(d.x, d.y)}" for d in missing)
-            parts.append(f"put back the disc{'s' if len(missing) > 1 else ''} {where}")
-            highlight += [{"x": d.x, "y": d.y, "role": "missing"} for d in missing]
+            parts.append("put back " + discs_words(
+                [(d.colour.value, d.x, d.y) for d in missing], "missing"))
         if extra:
-            where = ", ".join(f"{s.colour} at {fmt_xy(s.x, s.y)}" for s in extra)
-            if len(extra) > 1 and not missing and self.phase == "await_move":
-                parts.append(f"{len(extra)} discs were placed at once ({where}): take back all but one")
+            where = discs_words([(s.colour, s.x, s.y) for s in extra], "wrong")
+            if self._not_empty_start(position, extra):
+                parts = [f"a Dition match starts on an empty board and {len(extra)} discs are "
+                         "on it: clear the board to start"]
+            elif len(extra) > 1 and not missing and self.phase == "await_move":
+                parts.append(f"{len(extra)} discs were placed at once ({where}): "
+                             "take back all but one")
             else:
-                parts.append(f"take away the disc{'s' if len(extra) > 1 else ''} {where}")
-            highlight += [{"x": s.x, "y": s.y, "role": "wrong"} for s in extra]
+                parts.append(f"take away {where}")
         code = "moved" if len(missing) == len(extra) == 1 else "mismatch"
-        text = "The board does not match: " + "; ".join(parts) + "."
+        if self._not_empty_start(position, extra):
+            code = "not_empty"
+        text = "The board does not match the diagram: " + "; ".join(parts) + "."
         if code == "moved":
             text = (
-                f"A disc was moved from {fmt_xy(missing[0].x, missing[0].y)} to "
-                f"{fmt_xy(extra[0].x, extra[0].y)}: please put it back."
+                f"A {missing[0].colour.value} disc was moved "
+                f"{where_words(extra[0].x, extra[0].y)}: put it back on its orange ghost on "
+                "the diagram."
             )
         return {"type": "warning", "code": code, "text": text, "highlight": highlight}
+
+    @staticmethod
+    def _not_empty_start(position: rd.Position, extra: Sequence[Any]) -> bool:
+        """Many discs on the board before the first move: a game in progress (or left over),
+        not a hasty player (two or three discs put down at once are that)."""
+        return not position.discs and position.move_number == 1 and len(extra) >= NOT_EMPTY_AT
 
     # -- a placement -----------------------------------------------------------------------
     def _snap(self, x: float, y: float) -> tuple[float, float, str | None]:
@@ -304,8 +353,8 @@ class DitionMatch(MatchBase):
                     "x": round(new.x, 3),
                     "y": round(new.y, 3),
                     "reason": reason,
-                    "text": f"The {new.colour} disc at {fmt_xy(new.x, new.y)} {text}: take it back "
-                    "and place it again.",
+                    "text": f"The {new.colour} disc {RING_WORDS['wrong']}, "
+                    f"{where_words(new.x, new.y)}, {text}: take it back and place it again.",
                     "highlight": [{"x": new.x, "y": new.y, "role": "wrong"}],
                 },
             )
@@ -457,16 +506,17 @@ class DitionMatch(MatchBase):
         else:
             if outcome == "capture":
                 text = (
-                    f"{colour.capitalize()}'s disc at {fmt_xy(x, y)} captures {noun} — "
-                    f"remove {'it' if n == 1 else 'them'}"
+                    f"{colour.capitalize()}'s disc {where_words(x, y)} captures {noun} — "
+                    f"remove {'it' if n == 1 else 'them'} ({RING_WORDS['remove']})"
                 )
             elif outcome == "sacrifice":
                 text = (
-                    f"{colour.capitalize()} sacrifices the disc at {fmt_xy(x, y)} and takes {noun} "
-                    f"— remove the {colour} disc and the {opp} disc{'s' if n != 1 else ''}"
+                    f"{colour.capitalize()} sacrifices the disc just placed {where_words(x, y)} "
+                    f"and takes {noun} — remove the {colour} disc and the {opp} "
+                    f"disc{'s' if n != 1 else ''} ({RING_WORDS['remove']})"
                 )
             else:
-                text = f"{colour.capitalize()} placed at {fmt_xy(x, y)}"
+                text = f"{colour.capitalize()} placed {where_words(x, y)}"
             move["text"] = text
             self.position = after
             events = [move]
@@ -477,11 +527,12 @@ class DitionMatch(MatchBase):
                 self.phase = "await_removal"
                 self.target = after
                 self.instruction = {"kind": outcome, "text": text, "highlight": highlight}
-                where = [f"the {d.colour.value} disc at {fmt_xy(d.x, d.y)}" for d in removed]
+                where = [(d.colour.value, d.x, d.y) for d in removed]
                 if verdict.placed_removed:
-                    where.insert(0, f"the {colour} disc just placed at {fmt_xy(x, y)}")
+                    where.insert(0, (colour, x, y))
                 events.append({"type": "instruction", "kind": "remove",
-                               "text": "Remove " + ", ".join(where), "highlight": highlight})
+                               "text": "Remove " + discs_words(where, "remove"),
+                               "highlight": highlight})
         self.last_move = move
         return events
 
@@ -562,14 +613,16 @@ class DitionMatch(MatchBase):
             if "add" in payload:
                 a = payload["add"]
                 discs.append(rd.Disc(float(a["x"]), float(a["y"]), rd.Colour(a["colour"])))
-                text = f"Added a {a['colour']} disc at {fmt_xy(float(a['x']), float(a['y']))}"
+                text = (f"Added a {a['colour']} disc "
+                        f"{where_words(float(a['x']), float(a['y']))} to the record")
             else:
                 index = int(payload["remove"] if "remove" in payload else payload["index"])
                 if not 0 <= index < len(discs):
                     raise CommandError("bad_index", f"no disc {index}: there are {len(discs)}")
                 if "remove" in payload:
                     d = discs.pop(index)
-                    text = f"Removed the {d.colour.value} disc at {fmt_xy(d.x, d.y)} from the record"
+                    text = (f"Removed the {d.colour.value} disc {where_words(d.x, d.y)} "
+                            "from the record")
                 else:
                     d = discs[index]
                     d2 = rd.Disc(
@@ -578,7 +631,8 @@ class DitionMatch(MatchBase):
                         rd.Colour(payload.get("colour", d.colour.value)),
                     )
                     discs[index] = d2
-                    text = f"Disc {index} corrected to {d2.colour.value} at {fmt_xy(d2.x, d2.y)}"
+                    text = (f"Disc {index} corrected to {d2.colour.value}, "
+                            f"{where_words(d2.x, d2.y)}")
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, CommandError):
                 raise

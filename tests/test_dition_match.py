@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -104,7 +106,57 @@ def test_a_disc_pushed_away_is_pointed_at() -> None:
     m = DitionMatch(pos([(5, 5, B), (12, 12, W)], B))
     ev = m.observe([SeenDisc(5.9, 5.0, "black"), SeenDisc(12, 12, "white")])
     assert types(ev) == ["warning"] and ev[0]["code"] == "moved"
-    assert "(5.0, 5.0)" in ev[0]["text"]
+    assert "black disc" in ev[0]["text"] and "near the top-left corner" in ev[0]["text"]
+    assert {(h["x"], h["y"], h["role"]) for h in ev[0]["highlight"]} == {
+        (5.0, 5.0, "missing"), (5.9, 5.0, "wrong")}  # the coordinates stay in the API
+
+
+COORDINATES = re.compile(r"\(\s*\d+(\.\d+)?\s*,\s*\d+(\.\d+)?\s*\)")
+
+
+def test_verdicts_point_at_discs_in_words_not_coordinates() -> None:
+    """Issue 17: "the disc at (13.7, 12.3)" cannot be found on a board without a scale."""
+    m = DitionMatch(pos(CAPTURE_SETUP, W))
+    ev = m.observe(seen(m.position.discs, extra=[(10, 11.5, "white")]))
+    texts = [e["text"] for e in ev] + [m.instruction["text"]]
+    assert ev[0]["outcome"] == "capture"
+    assert not any(COORDINATES.search(t) for t in texts), texts
+    remove = next(e for e in ev if e["type"] == "instruction")
+    assert remove["text"] == "Remove the black disc ringed in red, in the middle"
+    assert ev[0]["removed"] == [[10.0, 10.0]]  # the API keeps the numbers
+
+
+def test_where_words_split_the_board_in_thirds() -> None:
+    from referee.dition_match import where_words
+
+    assert where_words(1, 1) == "near the top-left corner"
+    assert where_words(19, 1) == "near the top-right corner"
+    assert where_words(10, 18) == "by the bottom edge"
+    assert where_words(2, 10) == "by the left edge"
+    assert where_words(10, 10) == "in the middle"
+
+
+def test_a_mismatch_names_a_few_discs_and_leaves_the_rest_to_the_diagram() -> None:
+    """Issue 17: after an undo, 13 coordinates filled the phone screen."""
+    discs = [(1.5 + 1.5 * i, 3.0, B if i % 2 else W) for i in range(12)]
+    m = DitionMatch(pos(discs, B))
+    ev = m.observe([SeenDisc(5.0, 15.0, "black")])  # 12 gone, one that should not be there
+    text = ev[0]["text"]
+    assert ev[0]["code"] == "mismatch" and len(ev[0]["highlight"]) == 13
+    assert text.count(" disc ") <= 2 * 3 and "9 more shown as an orange ghost" in text, text
+    assert not COORDINATES.search(text)
+
+
+def test_discs_on_the_board_of_a_new_match_are_not_placed_at_once() -> None:
+    """Issue 17: a game in progress shown to a new match read as "40 discs were placed at once";
+    a Dition match can only start on an empty board."""
+    m = DitionMatch()
+    many = [SeenDisc(1.5 + 1.5 * (i % 12), 2.0 + 3 * (i // 12), "black" if i % 2 else "white")
+            for i in range(40)]
+    ev = m.observe(many)
+    assert ev[0]["code"] == "not_empty" and "placed at once" not in ev[0]["text"]
+    assert "starts on an empty board" in ev[0]["text"] and "40 discs" in ev[0]["text"]
+    assert len(ev[0]["highlight"]) == 40
 
 
 def test_illegal_overlap_and_outside() -> None:

@@ -1,4 +1,4 @@
-"""`referee export MATCH --format json|csv|txt`: one match from the log."""
+"""`referee export MATCH --format json|csv|txt|apgamerecord`: one match from the log."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from referee.commands._common import add_db, open_log
+from referee.apgamerecord import GameRecordError
 from referee.log import EXPORT_FORMATS, UnknownMatchError
 
 
@@ -17,10 +18,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    log = open_log(args.db)
+    log = open_log(args.db, must_exist=True)
     try:
         _, body = log.export(args.match, args.format)
-    except UnknownMatchError as exc:
+    except (UnknownMatchError, GameRecordError) as exc:
         print(f"referee export: {exc}", file=sys.stderr)
         return 1
     if args.out:

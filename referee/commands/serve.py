@@ -21,14 +21,15 @@ from referee.games import registry
 from web.server import is_loopback
 
 
-def add_server_options(parser: argparse.ArgumentParser, *, default_port: int = 8000) -> None:
+def add_server_options(parser: argparse.ArgumentParser, *, default_port: int = 8000,
+                       db_default: str | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (0.0.0.0 for phones on the network; "
                         "then --pin is required)")
     parser.add_argument("--port", type=int, default=default_port)
     parser.add_argument("--pin", default=None,
                         help="PIN that protects the controls (spectators can still watch)")
-    add_db(parser)
+    add_db(parser, default_text=db_default)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -196,7 +196,7 @@ class DitionGame(Game):
         discs = random_discs(rng, n + 1)
         before, new = discs[:n], discs[n]
         after = before + (new,)
-        gone = after[: min(2, n)]
+        gone = after[: max(1, min(2, n))]  # with no disc before, the placed one goes again
         final = tuple(d for d in after if d not in gone)
         return before, after, final, (new.x, new.y), [(d.x, d.y) for d in gone]
 

@@ -207,7 +207,7 @@ class DominationGame(Game):
         new_cell = cells[-1]
         before = {c: stacks[c] for c in cells[:-1]}
         after = dict(before, **{new_cell: stacks[new_cell]})
-        gone_cells = cells[: min(2, n)]
+        gone_cells = cells[: max(1, min(2, n))]  # with no stack before, the new one goes again
         final = {c: s for c, s in after.items() if c not in gone_cells}
         return before, after, final, new_cell, list(gone_cells)
 
