@@ -34,3 +34,17 @@ def test_corners_help_and_the_readme_point_at_a_design_doc_in_the_repo(capsys) -
     for target in re.findall(r"\]\(((?:docs/)?DESIGN\.md)[)#]", readme):
         assert (ROOT / target).is_file(), target
     assert "(DESIGN.md" not in readme.replace("](docs/DESIGN.md", "")
+
+
+def test_readme_gives_the_real_page_count_of_the_35_mm_board(tmp_path: Path) -> None:
+    from calibration.printing import print_dition_board
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    said = re.search(r"for 35 mm discs (\d+) A4 pages, an index and (\d+) pages in (\d+) rows "
+                     r"of (\d+)", readme)
+    assert said, "the README does not say how many pages the 35 mm board takes"
+    written = print_dition_board(tmp_path, 35.0, "a4")
+    rows = len({t.row for t in written.plan.tiles})
+    cols = len(written.plan.tiles) // rows
+    assert [int(g) for g in said.groups()] == [written.plan.pages, len(written.plan.tiles),
+                                               rows, cols]
