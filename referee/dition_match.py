@@ -72,16 +72,21 @@ NOT_EMPTY_AT = 4
 
 
 def where_words(x: float, y: float) -> str:
-    """Where a disc lies in words a player can use at the table: the board in thirds, as the
-    diagram draws it ("near the top-left corner", "by the left edge", "in the middle")."""
-    col = 0 if x < SIDE / 3 else 2 if x > 2 * SIDE / 3 else 1
-    row = 0 if y < SIDE / 3 else 2 if y > 2 * SIDE / 3 else 1
-    vert, horiz = ("top", "", "bottom")[row], ("left", "", "right")[col]
+    """Where a disc lies in words a player can use at the table, as the diagram draws the board
+    (corner 0 top-left): "near the top-left corner" (within 5 diameters of both edges), "towards
+    the top-left corner", "by the left edge" (within 3), "towards the left edge", "near the
+    centre" (the middle 4 x 4). The ring on the diagram and the picture gives the exact spot."""
+    lo, hi = SIDE / 2 - 2, SIDE / 2 + 2
+    horiz = "left" if x < lo else "right" if x > hi else ""
+    vert = "top" if y < lo else "bottom" if y > hi else ""
+    edge_x, edge_y = min(x, SIDE - x), min(y, SIDE - y)
     if vert and horiz:
-        return f"near the {vert}-{horiz} corner"
+        near = "near" if max(edge_x, edge_y) < 5 else "towards"
+        return f"{near} the {vert}-{horiz} corner"
     if vert or horiz:
-        return f"by the {vert or horiz} edge"
-    return "in the middle"
+        near = "by" if (edge_y if vert else edge_x) < 3 else "towards"
+        return f"{near} the {vert or horiz} edge"
+    return "near the centre"
 
 
 def disc_words(colour: str, x: float, y: float, role: str) -> str:
@@ -640,4 +645,5 @@ class DitionMatch(MatchBase):
         self.history.append(self.position)
         self.position = replace(self.position, discs=tuple(discs))
         self._last_signature = None
+        self.instruction = self._to_move_instruction(prefix=f"Corrected: {text}. ")
         return [{"type": "correction", "text": text, "request": dict(payload)}]

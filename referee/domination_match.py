@@ -483,5 +483,7 @@ class DominationMatch(MatchBase):
         except ValueError as exc:
             raise CommandError("bad_correction", f"cannot set {cell} to {stack!r}: {exc}")
         self.hypotheses = [_Hypothesis(text_state, (), ())]
+        self.instruction = self._to_move_instruction(
+            prefix=f"Corrected: {cell} holds {stack or 'nothing'}. ")
         return [{"type": "correction", "text": f"{cell} corrected to {stack or 'empty'}",
                  "request": dict(payload)}]

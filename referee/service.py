@@ -37,6 +37,13 @@ DemoFollow = Callable[[Any, Any, int], tuple[Any, str | None]]
 DEMO_FOLLOWS = ("undo", "correct", "new_match")
 
 
+def _tidying(frame: Any) -> bool:
+    """A demo frame of the simulated hand putting the table right after a control (its label
+    says {"tidy": true}, see `referee.simtable.carry_on`): the page shows it, nobody judges it."""
+    label = (getattr(frame, "meta", None) or {}).get("label")
+    return isinstance(label, Mapping) and bool(label.get("tidy"))
+
+
 class Subscription:
     """Iterate to receive event dicts as they happen; `close()` ends the iteration."""
 
@@ -267,6 +274,9 @@ class RefereeService:
             with self._lock:
                 if self._demo_replan:
                     continue  # a frame of the table as it was before the control: not judged
+                if _tidying(frame):  # the simulated players put the table right: shown only
+                    self.referee.last_frame = frame.image
+                    continue
                 self.referee.process(frame.image)
             if self.max_fps:
                 wait = 1.0 / self.max_fps - (time.monotonic() - last_t)

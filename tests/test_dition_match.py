@@ -106,7 +106,7 @@ def test_a_disc_pushed_away_is_pointed_at() -> None:
     m = DitionMatch(pos([(5, 5, B), (12, 12, W)], B))
     ev = m.observe([SeenDisc(5.9, 5.0, "black"), SeenDisc(12, 12, "white")])
     assert types(ev) == ["warning"] and ev[0]["code"] == "moved"
-    assert "black disc" in ev[0]["text"] and "near the top-left corner" in ev[0]["text"]
+    assert "black disc" in ev[0]["text"] and "the top-left corner" in ev[0]["text"]
     assert {(h["x"], h["y"], h["role"]) for h in ev[0]["highlight"]} == {
         (5.0, 5.0, "missing"), (5.9, 5.0, "wrong")}  # the coordinates stay in the API
 
@@ -122,18 +122,20 @@ def test_verdicts_point_at_discs_in_words_not_coordinates() -> None:
     assert ev[0]["outcome"] == "capture"
     assert not any(COORDINATES.search(t) for t in texts), texts
     remove = next(e for e in ev if e["type"] == "instruction")
-    assert remove["text"] == "Remove the black disc ringed in red, in the middle"
+    assert remove["text"] == "Remove the black disc ringed in red, near the centre"
     assert ev[0]["removed"] == [[10.0, 10.0]]  # the API keeps the numbers
 
 
-def test_where_words_split_the_board_in_thirds() -> None:
+def test_where_words_name_the_corner_edge_or_centre() -> None:
     from referee.dition_match import where_words
 
     assert where_words(1, 1) == "near the top-left corner"
     assert where_words(19, 1) == "near the top-right corner"
+    assert where_words(6, 14.5) == "towards the bottom-left corner"
     assert where_words(10, 18) == "by the bottom edge"
     assert where_words(2, 10) == "by the left edge"
-    assert where_words(10, 10) == "in the middle"
+    assert where_words(10, 5) == "towards the top edge"
+    assert where_words(10, 10) == "near the centre"
 
 
 def test_a_mismatch_names_a_few_discs_and_leaves_the_rest_to_the_diagram() -> None:
