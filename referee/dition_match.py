@@ -26,6 +26,7 @@ from typing import Any
 from referee.errors import CommandError
 from referee.match_base import MatchBase
 from referee.matching import BoardDiff, SeenDisc, diff_discs
+from referee.view import turned
 from rules import dition as rd
 from rules import dition_analysis as da
 
@@ -71,11 +72,13 @@ NAMED_AT_MOST = 3
 NOT_EMPTY_AT = 4
 
 
-def where_words(x: float, y: float) -> str:
+def where_words(x: float, y: float, turns: int = 0) -> str:
     """Where a disc lies in words a player can use at the table, as the diagram draws the board
     (corner 0 top-left): "near the top-left corner" (within 5 diameters of both edges), "towards
     the top-left corner", "by the left edge" (within 3), "towards the left edge", "near the
-    centre" (the middle 4 x 4). The ring on the diagram and the picture gives the exact spot."""
+    centre" (the middle 4 x 4). The ring on the diagram and the picture gives the exact spot.
+    `turns`: quarter turns clockwise of the board in the camera picture (`referee.view`)."""
+    x, y = turned(x, y, turns, SIDE)
     lo, hi = SIDE / 2 - 2, SIDE / 2 + 2
     horiz = "left" if x < lo else "right" if x > hi else ""
     vert = "top" if y < lo else "bottom" if y > hi else ""
@@ -89,15 +92,15 @@ def where_words(x: float, y: float) -> str:
     return "near the centre"
 
 
-def disc_words(colour: str, x: float, y: float, role: str) -> str:
+def disc_words(colour: str, x: float, y: float, role: str, turns: int = 0) -> str:
     """"the white disc ringed in red, near the top-left corner"."""
-    return f"the {colour} disc {RING_WORDS[role]}, {where_words(x, y)}"
+    return f"the {colour} disc {RING_WORDS[role]}, {where_words(x, y, turns)}"
 
 
-def discs_words(discs: Sequence[tuple[str, float, float]], role: str) -> str:
+def discs_words(discs: Sequence[tuple[str, float, float]], role: str, turns: int = 0) -> str:
     """A few discs named, the rest counted: "the black disc ringed in red, by the top edge,
     the ... and 9 more ringed in red"."""
-    named = [disc_words(c, x, y, role) for c, x, y in discs[:NAMED_AT_MOST]]
+    named = [disc_words(c, x, y, role, turns) for c, x, y in discs[:NAMED_AT_MOST]]
     rest = len(discs) - len(named)
     if rest:
         named.append(f"{rest} more {RING_WORDS[role]} on the diagram")
@@ -159,6 +162,17 @@ class DitionMatch(MatchBase):
         self.last_move: dict[str, Any] | None = None
         self._last_signature: object = None
         self._question_seq = 0
+        #: quarter turns of the board in the camera picture: the words follow the picture
+        self.view_turns = 0
+
+    def _where(self, x: float, y: float) -> str:
+        return where_words(x, y, self.view_turns)
+
+    def _disc_words(self, colour: str, x: float, y: float, role: str) -> str:
+        return disc_words(colour, x, y, role, self.view_turns)
+
+    def _discs_words(self, discs: Sequence[tuple[str, float, float]], role: str) -> str:
+        return discs_words(discs, role, self.view_turns)
 
     # -- public view -----------------------------------------------------------------------
     @property
@@ -214,7 +228,7 @@ class DitionMatch(MatchBase):
             "kind": "borderline",
             "text": (
                 f"Too close to call: the {p.colour} disc just placed and "
-                f"{disc_words(other.colour.value, other.x, other.y, 'borderline')} are "
+                f"{self._disc_words(other.colour.value, other.x, other.y, 'borderline')} are "
                 f"{distance:.2f} diameters apart. Please use the measuring disc: "
                 "is it supported by both (in range)?"
             ),
@@ -266,7 +280,7 @@ class DitionMatch(MatchBase):
                         "type": "warning",
                         "code": "wrong_colour",
                         "text": f"It is {to_move.capitalize()}'s turn: take back "
-                        f"{disc_words(new.colour, new.x, new.y, 'wrong')}.",
+                        f"{self._disc_words(new.colour, new.x, new.y, 'wrong')}.",
                         "highlight": [{"x": new.x, "y": new.y, "role": "wrong"}],
                     },
                 )
@@ -284,10 +298,10 @@ class DitionMatch(MatchBase):
         highlight += [{"x": s.x, "y": s.y, "role": "wrong"} for s in extra]
         # The message names a few discs; the diagram shows every one.
         if missing:
-            parts.append("put back " + discs_words(
+            parts.append("put back " + self._discs_words(
                 [(d.colour.value, d.x, d.y) for d in missing], "missing"))
         if extra:
-            where = discs_words([(s.colour, s.x, s.y) for s in extra], "wrong")
+            where = self._discs_words([(s.colour, s.x, s.y) for s in extra], "wrong")
             if self._not_empty_start(position, extra):
                 parts = [f"a Dition match starts on an empty board and {len(extra)} discs are "
                          "on it: clear the board to start"]
@@ -303,7 +317,7 @@ class DitionMatch(MatchBase):
         if code == "moved":
             text = (
                 f"A {missing[0].colour.value} disc was moved "
-                f"{where_words(extra[0].x, extra[0].y)}: put it back on its orange ghost on "
+                f"{self._where(extra[0].x, extra[0].y)}: put it back on its orange ghost on "
                 "the diagram."
             )
         return {"type": "warning", "code": code, "text": text, "highlight": highlight}
@@ -359,7 +373,7 @@ class DitionMatch(MatchBase):
                     "y": round(new.y, 3),
                     "reason": reason,
                     "text": f"The {new.colour} disc {RING_WORDS['wrong']}, "
-                    f"{where_words(new.x, new.y)}, {text}: take it back and place it again.",
+                    f"{self._where(new.x, new.y)}, {text}: take it back and place it again.",
                     "highlight": [{"x": new.x, "y": new.y, "role": "wrong"}],
                 },
             )
@@ -511,17 +525,17 @@ class DitionMatch(MatchBase):
         else:
             if outcome == "capture":
                 text = (
-                    f"{colour.capitalize()}'s disc {where_words(x, y)} captures {noun} — "
+                    f"{colour.capitalize()}'s disc {self._where(x, y)} captures {noun} — "
                     f"remove {'it' if n == 1 else 'them'} ({RING_WORDS['remove']})"
                 )
             elif outcome == "sacrifice":
                 text = (
-                    f"{colour.capitalize()} sacrifices the disc just placed {where_words(x, y)} "
+                    f"{colour.capitalize()} sacrifices the disc just placed {self._where(x, y)} "
                     f"and takes {noun} — remove the {colour} disc and the {opp} "
                     f"disc{'s' if n != 1 else ''} ({RING_WORDS['remove']})"
                 )
             else:
-                text = f"{colour.capitalize()} placed {where_words(x, y)}"
+                text = f"{colour.capitalize()} placed {self._where(x, y)}"
             move["text"] = text
             self.position = after
             events = [move]
@@ -536,7 +550,7 @@ class DitionMatch(MatchBase):
                 if verdict.placed_removed:
                     where.insert(0, (colour, x, y))
                 events.append({"type": "instruction", "kind": "remove",
-                               "text": "Remove " + discs_words(where, "remove"),
+                               "text": "Remove " + self._discs_words(where, "remove"),
                                "highlight": highlight})
         self.last_move = move
         return events
@@ -619,14 +633,14 @@ class DitionMatch(MatchBase):
                 a = payload["add"]
                 discs.append(rd.Disc(float(a["x"]), float(a["y"]), rd.Colour(a["colour"])))
                 text = (f"Added a {a['colour']} disc "
-                        f"{where_words(float(a['x']), float(a['y']))} to the record")
+                        f"{self._where(float(a['x']), float(a['y']))} to the record")
             else:
                 index = int(payload["remove"] if "remove" in payload else payload["index"])
                 if not 0 <= index < len(discs):
                     raise CommandError("bad_index", f"no disc {index}: there are {len(discs)}")
                 if "remove" in payload:
                     d = discs.pop(index)
-                    text = (f"Removed the {d.colour.value} disc {where_words(d.x, d.y)} "
+                    text = (f"Removed the {d.colour.value} disc {self._where(d.x, d.y)} "
                             "from the record")
                 else:
                     d = discs[index]
@@ -637,7 +651,7 @@ class DitionMatch(MatchBase):
                     )
                     discs[index] = d2
                     text = (f"Disc {index} corrected to {d2.colour.value}, "
-                            f"{where_words(d2.x, d2.y)}")
+                            f"{self._where(d2.x, d2.y)}")
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, CommandError):
                 raise

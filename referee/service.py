@@ -24,6 +24,7 @@ from referee.errors import CommandError
 from referee.games import registry
 from referee.log import MatchLog
 from referee.loop import LoopSettings, Referee
+from referee.view import board_angle_deg, quarter_turns
 
 DEFAULT_SETTINGS = LoopSettings()
 #: how long `stop` waits for the frame thread: longer than a camera read's own 5 s timeout plus a
@@ -42,6 +43,14 @@ def _tidying(frame: Any) -> bool:
     says {"tidy": true}, see `referee.simtable.carry_on`): the page shows it, nobody judges it."""
     label = (getattr(frame, "meta", None) or {}).get("label")
     return isinstance(label, Mapping) and bool(label.get("tidy"))
+
+
+def _view(board: Any) -> dict[str, Any]:
+    """How the page turns the diagram: as the camera shows the board (`referee.view`)."""
+    if board is None:
+        return {"quarter_turns": 0, "angle_deg": None}
+    return {"quarter_turns": quarter_turns(board.corners_px),
+            "angle_deg": round(board_angle_deg(board.corners_px), 1)}
 
 
 class Subscription:
@@ -394,6 +403,7 @@ class RefereeService:
                            "source": self.source_spec},
                 "board": None if ref.board is None else {
                     "corners_px": np.round(ref.board.corners_px, 1).tolist()},
+                "view": _view(ref.board),
                 "events": [e.to_json() for e in record_events],
             }
             if self.calibration is not None and hasattr(self.calibration, "summary"):

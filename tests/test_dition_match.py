@@ -243,3 +243,32 @@ def test_removal_and_next_placement_seen_together() -> None:
     ev = m.observe(after)
     assert [e["type"] for e in ev if e["type"] in ("move", "info")] == ["info", "move"]
     assert ev[-1]["colour"] == "black" and m.to_move == "white"
+
+
+@pytest.mark.parametrize("angle, turns", [(0, 0), (30, 0), (60, 1), (95, 1), (180, 2), (-80, 3),
+                                          (-135 + 1, 3)])
+def test_the_view_follows_the_board_as_the_camera_shows_it(angle: float, turns: int) -> None:
+    """Issue 17: the diagram was always corner 0 top-left while the camera saw the board at
+    45-150 degrees. Corners of a board turned `angle` degrees clockwise in the picture."""
+    from referee.view import board_angle_deg, quarter_turns
+
+    a = np.radians(angle)
+    axis_x, axis_y = np.array([np.cos(a), np.sin(a)]), np.array([-np.sin(a), np.cos(a)])
+    centre = np.array([640.0, 480.0])
+    corners = [centre + 300 * (sx * axis_x + sy * axis_y)
+               for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+    assert board_angle_deg(corners) == pytest.approx(angle, abs=1e-6)
+    assert quarter_turns(corners) == turns
+
+
+def test_words_follow_the_turned_view() -> None:
+    from referee.dition_match import where_words
+
+    # board corner 0 appears top-right after one quarter turn clockwise, bottom-right after two
+    assert where_words(1, 1, 1) == "near the top-right corner"
+    assert where_words(1, 1, 2) == "near the bottom-right corner"
+    assert where_words(1, 1, 3) == "near the bottom-left corner"
+    m = DitionMatch(pos([(5, 5, B), (12, 12, W)], B))
+    m.view_turns = 2
+    ev = m.observe([SeenDisc(5.9, 5.0, "black"), SeenDisc(12, 12, "white")])
+    assert "the bottom-right corner" in ev[0]["text"]
