@@ -36,7 +36,8 @@ def app_for(service: Any, *, host: str, pin: str | None = None) -> Any:
     if require_pin and not pin:
         pin = f"{secrets.randbelow(10**6):06d}"
         print(f"owner PIN: {pin}", flush=True)
-    return create_app({"REQUIRE_PIN": require_pin, "PIN": pin}, service=service)
+    return create_app({"REQUIRE_PIN": require_pin, "PIN": pin, "LISTEN_HOST": host},
+                      service=service)
 
 
 def make_server(service: Any, *, host: str = "127.0.0.1", port: int = 8000,
