@@ -521,7 +521,9 @@ class DitionMatch(MatchBase):
             text = f"{colour.capitalize()}'s move is suicide — {opp.capitalize()} wins"
             move["text"] = text
             self.instruction = {"kind": "suicide", "text": text, "highlight": highlight}
-            events = [move, {"type": "end", "winner": opp, "reason": "suicide", "text": text}]
+            # the end event marks the suicide disc (and any disc it took with it)
+            events = [move, {"type": "end", "winner": opp, "reason": "suicide", "text": text,
+                             "x": move["x"], "y": move["y"], "highlight": highlight}]
         else:
             if outcome == "capture":
                 text = (

@@ -77,6 +77,9 @@ def test_suicide_ends_the_match() -> None:
     assert types(ev) == ["move", "end"]
     assert ev[0]["outcome"] == "suicide" and ev[1]["winner"] == "black"
     assert ev[1]["reason"] == "suicide" and "suicide" in ev[1]["text"]
+    # issue 17: the end event marks the suicide disc (the replay draws it from the event)
+    assert (ev[1]["x"], ev[1]["y"]) == (5.0, 5.0)
+    assert {(h["x"], h["y"], h["role"]) for h in ev[1]["highlight"]} == {(5.0, 5.0, "remove")}
     assert m.phase == "over" and m.to_move is None
     assert m.observe(seen(m.position.discs)) == []
 
