@@ -76,10 +76,10 @@ def where_words(x: float, y: float, turns: int = 0) -> str:
     """Where a disc lies in words a player can use at the table, as the diagram draws the board
     (corner 0 top-left): "near the top-left corner" (within 5 diameters of both edges), "towards
     the top-left corner", "by the left edge" (within 3), "towards the left edge", "near the
-    centre" (the middle 4 x 4). The ring on the diagram and the picture gives the exact spot.
+    centre" (the middle 6 x 6). The ring on the diagram and the picture gives the exact spot.
     `turns`: quarter turns clockwise of the board in the camera picture (`referee.view`)."""
     x, y = turned(x, y, turns, SIDE)
-    lo, hi = SIDE / 2 - 2, SIDE / 2 + 2
+    lo, hi = SIDE / 2 - 3, SIDE / 2 + 3
     horiz = "left" if x < lo else "right" if x > hi else ""
     vert = "top" if y < lo else "bottom" if y > hi else ""
     edge_x, edge_y = min(x, SIDE - x), min(y, SIDE - y)

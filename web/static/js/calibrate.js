@@ -31,8 +31,8 @@ function drawMarks() {
     const cy = currentCorners.reduce((a, p) => a + p[1], 0) / 4;
     currentCorners.forEach(([x, y], i) => {
       const d = Math.hypot(x - cx, y - cy) || 1;
-      const lx = x + (x - cx) / d * r * 3, ly = y + (y - cy) / d * r * 3 + r;
-      html += `<text class="corner-label" x="${lx}" y="${ly}" font-size="${r * 2.6}" stroke-width="${r / 3}" text-anchor="middle">${CORNER_LABELS[game()][i]}</text>`;
+      const lx = x - (x - cx) / d * r * 4, ly = y - (y - cy) / d * r * 4 + r * 1.6;  // just inside
+      html += `<text class="corner-label" x="${lx}" y="${ly}" font-size="${r * 4.5}" stroke-width="${r / 2}" text-anchor="middle">${CORNER_LABELS[game()][i]}</text>`;
     });
   }
   if (corners.length >= 3) html += `<polygon points="${corners.map((p) => p.join(",")).join(" ")}" stroke-width="${r / 4}"/>`;
