@@ -61,6 +61,17 @@ def tops_of(state: Any) -> dict[str, str]:
     return {cell: (state.stacks.get(cell) or ".")[-1] for cell in rdom.CELLS}
 
 
+#: a message names at most this many cells; the diagram marks every one
+NAMED_AT_MOST = 4
+
+
+def few_cells(cells: Sequence[str]) -> str:
+    """"c3, d4, e5, f6 and 3 more marked on the diagram"."""
+    shown = ", ".join(cells[:NAMED_AT_MOST])
+    rest = len(cells) - NAMED_AT_MOST
+    return shown + (f" and {rest} more marked on the diagram" if rest > 0 else "")
+
+
 def move_words(move: Any) -> str:
     """What the mover did, in words: "moves 2 from d4 to d6", "places a reserve on e5",
     "swaps b7 and c7" (the anti-symmetry pre-game swap)."""
@@ -196,8 +207,9 @@ class DominationMatch(MatchBase):
                     ("setup", tuple(wrong)),
                     {"type": "warning", "code": "setup",
                      "text": "Set up the standard start: " + ", ".join(
-                         f"{c} should be {tops_of(start)[c]}" for c in wrong[:6])
-                     + (" ..." if len(wrong) > 6 else ""),
+                         f"{c} should be {tops_of(start)[c]}" for c in wrong[:NAMED_AT_MOST])
+                     + (f" and {len(wrong) - NAMED_AT_MOST} more cells marked on the diagram"
+                        if len(wrong) > NAMED_AT_MOST else ""),
                      "highlight": [{"cell": c, "role": "wrong"} for c in wrong]},
                 )
             return self._start(start, "Standard start recognised")
@@ -238,7 +250,7 @@ class DominationMatch(MatchBase):
                 ("strangers", tuple(cells)),
                 {"type": "warning", "code": "unknown_colour",
                  "text": f"A piece of a colour not in this match ({', '.join(strangers)}) is on "
-                 f"{', '.join(cells)}: take it away, or check the light",
+                 f"{few_cells(cells)}: take it away, or check the light",
                  "highlight": [{"cell": c, "role": "wrong"} for c in cells]},
             )
         # Keep only the hypotheses that explain the picture (no change, or a move).
@@ -279,7 +291,7 @@ class DominationMatch(MatchBase):
                 ("nomove", tuple(changed)),
                 {"type": "warning", "code": "no_legal_move",
                  "text": f"No legal move of {self.state.to_move} explains this picture "
-                 f"(changed: {', '.join(changed)}): put the board back",
+                 f"(changed: {few_cells(changed)}): put the board back as the diagram shows",
                  "highlight": [{"cell": c, "role": "wrong"} for c in changed]},
             )
         new: list[_Hypothesis] = []
