@@ -45,6 +45,15 @@ def seen_since_watch(page: Any) -> list[str]:
     return page.evaluate("window.__headlines")
 
 
+def new_match(page: Any, game: str, old_match: int) -> None:
+    """New match of `game` from the page's dialog; returns once the page shows it."""
+    page.evaluate(WATCH)
+    page.click("#new-match-btn")
+    page.select_option("#nm-game", game)
+    page.click("#nm-start")
+    wait_state(page, f"s.game === '{game}' && s.match_id !== {old_match}", 30000)
+
+
 def assert_recovered(page: Any) -> None:
     bad = [h for h in seen_since_watch(page) if any(b in h for b in BAD)]
     assert not bad, bad
@@ -87,11 +96,7 @@ def test_demo_recovers_from_undo_correction_and_new_matches(
 
     # -- a new match of the other game: the old one is closed, the table is set up for it
     old = target.state()["match_id"]
-    page.evaluate(WATCH)
-    page.click("#new-match-btn")
-    page.select_option("#nm-game", "domination")
-    page.click("#nm-start")
-    wait_state(page, f"s.game === 'domination' && s.match_id !== {old}", 30000)
+    new_match(page, "domination", old)
     assert headline(page).startswith("Set up the pieces")
     wait_state(page, "s.game === 'domination' && s.move_number >= 1")
     assert headline(page).split(" ")[0] in ("G", "R")  # "G moves 1 from ... R to move"
@@ -100,12 +105,7 @@ def test_demo_recovers_from_undo_correction_and_new_matches(
     assert history[old]["result"]["reason"] == "abandoned"
 
     # -- and back to Dition
-    domination = target.state()["match_id"]
-    page.evaluate(WATCH)
-    page.click("#new-match-btn")
-    page.select_option("#nm-game", "dition")
-    page.click("#nm-start")
-    wait_state(page, f"s.game === 'dition' && s.match_id !== {domination}", 30000)
+    new_match(page, "dition", target.state()["match_id"])
     assert headline(page) == "Black to move"
     wait_state(page, "s.game === 'dition' && s.move_number >= 3 && s.status === 'waiting'")
     assert page.locator("#verdict-kind").inner_text().strip().lower().endswith("to move")
@@ -118,6 +118,7 @@ def test_demo_recovers_from_undo_correction_and_new_matches(
     assert "ringed in red" in text and "(" not in text.replace("(ringed in red)", ""), text
     rings = page.locator("#diagram .hl-remove").count()
     assert rings == len(state["instruction"]["highlight"]) >= 1
+    page.evaluate("window.scrollTo(0, 0)")
     screenshot(page, f"verdict_{name}", full_page=False)
     assert not [e for e in page_errors if "503" not in e]
     page.context.close()
