@@ -3,21 +3,21 @@
 The format (AbstractPlay/recranks, `src/schemas/gamerecord.json`, vendored in tests/data) is
 modelled on PGN: a header (game, site, dates, players with their results) and the moves as rounds,
 one entry per player in seating order. Moves are written in the engines' own notation, which they
-read back: Domination `d4-d6/2`, `+e5`, `b7~c7` (`rules.domination.Move.from_text`), Dition the
-centre of the placed disc `x,y` in disc diameters from corner 0 (`dition_move_text`).
+read back (each game's `Game.move_notation`): Domination `d4-d6/2`, `+e5`, `b7~c7`
+(`rules.domination.Move.from_text`), Dition the centre of the placed disc `x,y` in disc
+diameters from corner 0.
 Only standard two-player matches that have ended have such a record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from referee.errors import RefereeError
-from referee.notation import move_text
+from referee.games.registry import find_game, get_game
 
-GAME_NAMES = {"dition": "Dition", "domination": "Domination"}
 SITE = "Over the board (tabletop-referee)"
 
 
@@ -25,20 +25,14 @@ class GameRecordError(RefereeError, ValueError):
     """The match has no APGameRecord: not finished, not two-player, or not the standard game."""
 
 
-def dition_move_text(x: float, y: float) -> str:
-    """A Dition placement: the disc's centre in diameters, "7.30,9.10"."""
-    return f"{x:.2f},{y:.2f}"
-
-
 def played_moves(game: str, events: Sequence[Any]) -> list[tuple[str, str]]:
     """(mover, notation) of every move that stands: an undo takes the last one back."""
+    spec = get_game(game)
     moves: list[tuple[str, str]] = []
     for e in events:
         p = e.payload
         if e.type == "move":
-            text = (dition_move_text(p["x"], p["y"]) if game == "dition"
-                    else move_text(p.get("move") or {}))
-            moves.append((str(p.get("colour", "?")), text))
+            moves.append((str(p.get("colour", "?")), spec.move_notation(p)))
         elif e.type == "undo" and moves:
             moves.pop()
     return moves
@@ -69,7 +63,7 @@ def game_record(record: Any, events: Sequence[Any], *, now: datetime | None = No
             rounds.append([None, None])
         rounds[-1][seat] = text
     header: dict[str, Any] = {
-        "game": {"name": GAME_NAMES.get(record.game, record.game), "variants": []},
+        "game": {"name": getattr(find_game(record.game), "title", record.game), "variants": []},
         "site": {"name": SITE},
         "date-start": _iso(record.started_at),
         "date-end": _iso(record.ended_at),

@@ -303,8 +303,8 @@ class DitionMatch(MatchBase):
         if extra:
             where = self._discs_words([(s.colour, s.x, s.y) for s in extra], "wrong")
             if self._not_empty_start(position, extra):
-                parts = [f"a Dition match starts on an empty board and {len(extra)} discs are "
-                         "on it: clear the board to start"]
+                parts = [(f"a Dition match starts on an empty board and {len(extra)} discs "
+                          "are on it: clear the board to start")]
             elif len(extra) > 1 and not missing and self.phase == "await_move":
                 parts.append(f"{len(extra)} discs were placed at once ({where}): "
                              "take back all but one")

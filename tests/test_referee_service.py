@@ -196,7 +196,7 @@ def test_board_not_found_is_the_headline_not_only_a_recent_event(tmp_path: Path)
     service = _service(tmp_path / "db.sqlite", game="dition")
     service.command("new_match", {"game": "domination"})
     table = scripted_table("dition", 4, size=(640, 480))
-    with table, service._lock:  # noqa: SLF001 - frames fed by hand, without the thread
+    with table, service._lock:  # frames fed by hand, without the frame thread
         for _ in range(3):
             service.referee.process(table.read().image)
     state = service.state()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from referee.commands._common import add_db, open_log
 from referee.apgamerecord import GameRecordError
+from referee.commands._common import add_db, open_log
 from referee.log import EXPORT_FORMATS, UnknownMatchError
 
 

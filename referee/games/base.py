@@ -164,6 +164,12 @@ class Game:
         return print_fn(out, sizes_mm[option], paper, options)
 
     # -- the log ---------------------------------------------------------------------------------
+    def move_notation(self, payload: Mapping[str, Any]) -> str:
+        """A logged move in the notation its engine reads back (the APGameRecord's moves)."""
+        from referee.notation import move_text
+
+        return move_text(payload.get("move") or {})
+
     def record_line(self, number: int, payload: Mapping[str, Any]) -> str:
         """One move of the readable game record (`referee export --format txt`)."""
         return f"{number:3d}. {payload.get('colour', '?')} {payload.get('text', '')}"

@@ -171,6 +171,10 @@ class DitionGame(Game):
         return "disc-mm", "D", print_dition_board
 
     # -- the log ---------------------------------------------------------------------------------
+    def move_notation(self, payload: Mapping[str, Any]) -> str:
+        """The centre of the placed disc in diameters from corner 0: "7.30,9.10"."""
+        return f"{float(payload['x']):.2f},{float(payload['y']):.2f}"
+
     def record_line(self, number: int, payload: Mapping[str, Any]) -> str:
         p = payload
         removed = p.get("removed") or []
