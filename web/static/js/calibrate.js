@@ -6,8 +6,8 @@ const $ = (id) => document.getElementById(id);
 // the picture's, since the camera may see the board turned; where the referee found the board
 // the picture is labelled with them.
 const CORNER_NAMES = {
-  dition: ["corner 0 (top-left on the diagram)", "corner 1 (top-right on the diagram)",
-    "corner 2 (bottom-right on the diagram)", "corner 3 (bottom-left on the diagram)"],
+  dition: ["corner 0 (diagram's top-left)", "corner 1 (diagram's top-right)",
+    "corner 2 (diagram's bottom-right)", "corner 3 (diagram's bottom-left)"],
   domination: ["the corner by a8", "the corner by h8", "the corner by h1", "the corner by a1"],
 };
 const CORNER_LABELS = { dition: ["0", "1", "2", "3"], domination: ["a8", "h8", "h1", "a1"] };
@@ -44,9 +44,7 @@ function drawMarks() {
   const names = CORNER_NAMES[game()];
   $("corner-names").textContent = names.join(", ");
   $("cal-hint").textContent = corners.length < 4
-    ? `Click ${names[corners.length]}` + (currentCorners
-      ? ` — labelled ${CORNER_LABELS[game()][corners.length]} on the picture where the referee found the board`
-      : "")
+    ? `Click ${names[corners.length]}`
     : "Four corners set: use them, or clear and click again";
   $("cal-send").disabled = corners.length !== 4;
 }
