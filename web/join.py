@@ -18,6 +18,16 @@ from typing import Any
 AVAHI_PID = Path("/run/avahi-daemon/pid")
 
 
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach (`localhost`, 127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def lan_addresses() -> list[str]:
     """IPv4 addresses of this machine that other machines on its networks can reach."""
     import ifaddr
@@ -55,8 +65,6 @@ def join_info(listen_host: str, port: int, scheme: str = "http", *,
               lan: list[str] | None = None, mdns: str | None = None) -> dict[str, Any]:
     """{"reachable": from other machines?, "urls": [...], "mdns": name or None, "qr_svg",
     "note"}: what the page shows under "Join from a phone"."""
-    from web.server import is_loopback
-
     def url(host: str) -> str:
         shown = f"[{host}]" if ":" in host else host
         return f"{scheme}://{shown}:{port}/"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 import socket
 import sys
@@ -10,18 +9,9 @@ import threading
 from typing import Any
 
 from web.errors import ServerStartError
+from web.join import is_loopback
 
 DEFAULT_THREADS = 24  # each open page holds one thread for its event stream
-
-
-def is_loopback(host: str) -> bool:
-    """True for addresses only this machine can reach (`localhost`, 127.0.0.0/8, ::1)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def app_for(service: Any, *, host: str, pin: str | None = None) -> Any:
