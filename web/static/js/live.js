@@ -97,7 +97,7 @@ function drawBoard() {
   if (!current) return;
   const camera = (current.view && current.view.quarter_turns) || 0;
   view.turns = camera + view.extraTurns;
-  $("opt-turn").textContent = view.extraTurns ? `turned ${90 * view.extraTurns}°` : "camera view";
+  $("opt-turn").textContent = view.extraTurns ? `${90 * view.extraTurns}°` : "turn";
   $("opt-turn").title = "Turn the diagram a quarter turn (to see it from your side of the table)";
   renderDiagram($("diagram"), current, view);
   const legend = $("diagram-legend");
