@@ -337,12 +337,17 @@ def _index_page(canvas: Canvas, drawing: Drawing, plan: PdfPlan, layout: PageLay
     _draw_items(canvas, [it for it in drawing.items if not isinstance(it, Text)],
                 _to_page(ph, ox, oy, scale), scale)
     grid: list[Item] = []
+    # the markers' white squares on the index page: a page label must not cover one
+    markers = [(ox + it.origin_mm[0] * scale, oy + it.origin_mm[1] * scale,
+                it.size_mm[0] * scale, it.size_mm[1] * scale)
+               for it in drawing.items if isinstance(it, Rect) and it.tag.startswith("quiet-zone")]
     for tile in plan.tiles:
         x, y = ox + tile.origin_mm[0] * scale, oy + tile.origin_mm[1] * scale
         grid.append(Rect((x, y), (cw * scale, ch * scale), None, (40, 40, 220), 0.35,
                          tag="index-tile"))
-        grid.append(Text((x + cw * scale / 2, y + ch * scale / 2), tile.label,
-                         max(3.0, min(8.0, ch * scale / 4)), (40, 40, 220), anchor="middle"))
+        size = max(3.0, min(8.0, ch * scale / 4))
+        grid.append(Text(_label_spot(x, y, cw * scale, ch * scale, tile.label, size, markers),
+                         tile.label, size, (40, 40, 220), anchor="middle", tag="index-label"))
     _draw_items(canvas, grid, _to_page(ph, 0, 0, 1.0), 1.0)
     y = oy + first.origin_mm[1] * scale + span_h * scale + 9
     lines = [
@@ -358,6 +363,30 @@ def _index_page(canvas: Canvas, drawing: Drawing, plan: PdfPlan, layout: PageLay
     text += _scale_bar(m, ph - m / 2 - 1.0, 50.0)
     _draw_items(canvas, text, _to_page(ph, 0, 0, 1.0), 1.0)
     canvas.showPage()
+
+
+def label_box(position_mm: tuple[float, float], text: str, size_mm: float) -> tuple[float, ...]:
+    """(x, y, w, h) that a middle-anchored label of Helvetica at `size_mm` covers (the widest
+    capital or digit is 0.72 em; the cap height 0.72 em above the baseline)."""
+    w = 0.72 * size_mm * len(text)
+    return (position_mm[0] - w / 2, position_mm[1] - 0.72 * size_mm, w, 0.72 * size_mm)
+
+
+def _overlaps(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def _label_spot(x: float, y: float, w: float, h: float, text: str, size: float,
+                avoid: list[tuple[float, float, float, float]]) -> tuple[float, float]:
+    """Where a page's label goes on the index: its centre, or else the first of a few spots
+    inside the page that covers no marker."""
+    spots = [(0.5, 0.5), (0.5, 0.3), (0.5, 0.75), (0.3, 0.5), (0.7, 0.5), (0.3, 0.3),
+             (0.7, 0.3), (0.3, 0.75), (0.7, 0.75)]
+    for fx, fy in spots:
+        point = (x + fx * w, y + fy * h + 0.36 * size)
+        if not any(_overlaps(label_box(point, text, size), m) for m in avoid):
+            return point
+    return (x + w / 2, y + h / 2 + 0.36 * size)
 
 
 __all__ = ["PAPER_MM", "PT_PER_MM", "PageLayout", "PdfPlan", "Tile", "plan_pages", "write_pdf"]

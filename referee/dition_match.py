@@ -26,6 +26,7 @@ from typing import Any
 from referee.errors import CommandError
 from referee.match_base import MatchBase
 from referee.matching import BoardDiff, SeenDisc, diff_discs
+from referee.view import turned
 from rules import dition as rd
 from rules import dition_analysis as da
 
@@ -60,8 +61,50 @@ class _Pending:
     question_id: str = ""
 
 
-def fmt_xy(x: float, y: float) -> str:
-    return f"({x:.1f}, {y:.1f})"
+#: how a role is drawn on the diagram and the camera picture (web/static/js/diagram.js,
+#: referee/overlay.py): the words a verdict uses to point at a disc
+RING_WORDS = {"remove": "ringed in red", "wrong": "ringed in orange",
+              "missing": "shown as an orange ghost", "borderline": "ringed in yellow",
+              "placed": "ringed in green"}
+#: a message names at most this many discs; the diagram shows the rest
+NAMED_AT_MOST = 3
+#: this many discs on the board before the first move are a game in progress, not a placement
+NOT_EMPTY_AT = 4
+
+
+def where_words(x: float, y: float, turns: int = 0) -> str:
+    """Where a disc lies in words a player can use at the table, as the diagram draws the board
+    (corner 0 top-left): "near the top-left corner" (within 5 diameters of both edges), "towards
+    the top-left corner", "by the left edge" (within 3), "towards the left edge", "near the
+    centre" (the middle 6 x 6). The ring on the diagram and the picture gives the exact spot.
+    `turns`: quarter turns clockwise of the board in the camera picture (`referee.view`)."""
+    x, y = turned(x, y, turns, SIDE)
+    lo, hi = SIDE / 2 - 3, SIDE / 2 + 3
+    horiz = "left" if x < lo else "right" if x > hi else ""
+    vert = "top" if y < lo else "bottom" if y > hi else ""
+    edge_x, edge_y = min(x, SIDE - x), min(y, SIDE - y)
+    if vert and horiz:
+        near = "near" if max(edge_x, edge_y) < 5 else "towards"
+        return f"{near} the {vert}-{horiz} corner"
+    if vert or horiz:
+        near = "by" if (edge_y if vert else edge_x) < 3 else "towards"
+        return f"{near} the {vert or horiz} edge"
+    return "near the centre"
+
+
+def disc_words(colour: str, x: float, y: float, role: str, turns: int = 0) -> str:
+    """"the white disc ringed in red, near the top-left corner"."""
+    return f"the {colour} disc {RING_WORDS[role]}, {where_words(x, y, turns)}"
+
+
+def discs_words(discs: Sequence[tuple[str, float, float]], role: str, turns: int = 0) -> str:
+    """A few discs named, the rest counted: "the black disc ringed in red, by the top edge,
+    the ... and 9 more ringed in red"."""
+    named = [disc_words(c, x, y, role, turns) for c, x, y in discs[:NAMED_AT_MOST]]
+    rest = len(discs) - len(named)
+    if rest:
+        named.append(f"{rest} more {RING_WORDS[role]} on the diagram")
+    return ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + named[-1]
 
 
 def discs_json(position: rd.Position) -> list[dict[str, Any]]:
@@ -119,6 +162,17 @@ class DitionMatch(MatchBase):
         self.last_move: dict[str, Any] | None = None
         self._last_signature: object = None
         self._question_seq = 0
+        #: quarter turns of the board in the camera picture: the words follow the picture
+        self.view_turns = 0
+
+    def _where(self, x: float, y: float) -> str:
+        return where_words(x, y, self.view_turns)
+
+    def _disc_words(self, colour: str, x: float, y: float, role: str) -> str:
+        return disc_words(colour, x, y, role, self.view_turns)
+
+    def _discs_words(self, discs: Sequence[tuple[str, float, float]], role: str) -> str:
+        return discs_words(discs, role, self.view_turns)
 
     # -- public view -----------------------------------------------------------------------
     @property
@@ -173,8 +227,8 @@ class DitionMatch(MatchBase):
             "id": p.question_id,
             "kind": "borderline",
             "text": (
-                f"Too close to call: the {p.colour} disc at {fmt_xy(p.x, p.y)} and the "
-                f"{other.colour.value} disc at {fmt_xy(other.x, other.y)} are "
+                f"Too close to call: the {p.colour} disc just placed and "
+                f"{self._disc_words(other.colour.value, other.x, other.y, 'borderline')} are "
                 f"{distance:.2f} diameters apart. Please use the measuring disc: "
                 "is it supported by both (in range)?"
             ),
@@ -225,8 +279,8 @@ class DitionMatch(MatchBase):
                     {
                         "type": "warning",
                         "code": "wrong_colour",
-                        "text": f"It is {to_move.capitalize()}'s turn: take back the {new.colour} "
-                        f"disc at {fmt_xy(new.x, new.y)}.",
+                        "text": f"It is {to_move.capitalize()}'s turn: take back "
+                        f"{self._disc_words(new.colour, new.x, new.y, 'wrong')}.",
                         "highlight": [{"x": new.x, "y": new.y, "role": "wrong"}],
                     },
                 )
@@ -240,25 +294,39 @@ class DitionMatch(MatchBase):
         extra = [seen[j] for j in diff.extra]
         parts: list[str] = []
         highlight: list[dict[str, Any]] = []
+        highlight += [{"x": d.x, "y": d.y, "role": "missing"} for d in missing]
+        highlight += [{"x": s.x, "y": s.y, "role": "wrong"} for s in extra]
+        # The message names a few discs; the diagram shows every one.
         if missing:
-            where = ", ".join(f"{d.colour.value} at {fmt_xy(d.x, d.y)}" for d in missing)
-            parts.append(f"put back the disc{'s' if len(missing) > 1 else ''} {where}")
-            highlight += [{"x": d.x, "y": d.y, "role": "missing"} for d in missing]
+            parts.append("put back " + self._discs_words(
+                [(d.colour.value, d.x, d.y) for d in missing], "missing"))
         if extra:
-            where = ", ".join(f"{s.colour} at {fmt_xy(s.x, s.y)}" for s in extra)
-            if len(extra) > 1 and not missing and self.phase == "await_move":
-                parts.append(f"{len(extra)} discs were placed at once ({where}): take back all but one")
+            where = self._discs_words([(s.colour, s.x, s.y) for s in extra], "wrong")
+            if self._not_empty_start(position, extra):
+                parts = [(f"a Dition match starts on an empty board and {len(extra)} discs "
+                          "are on it: clear the board to start")]
+            elif len(extra) > 1 and not missing and self.phase == "await_move":
+                parts.append(f"{len(extra)} discs were placed at once ({where}): "
+                             "take back all but one")
             else:
-                parts.append(f"take away the disc{'s' if len(extra) > 1 else ''} {where}")
-            highlight += [{"x": s.x, "y": s.y, "role": "wrong"} for s in extra]
+                parts.append(f"take away {where}")
         code = "moved" if len(missing) == len(extra) == 1 else "mismatch"
-        text = "The board does not match: " + "; ".join(parts) + "."
+        if self._not_empty_start(position, extra):
+            code = "not_empty"
+        text = "The board does not match the diagram: " + "; ".join(parts) + "."
         if code == "moved":
             text = (
-                f"A disc was moved from {fmt_xy(missing[0].x, missing[0].y)} to "
-                f"{fmt_xy(extra[0].x, extra[0].y)}: please put it back."
+                f"A {missing[0].colour.value} disc was moved "
+                f"{self._where(extra[0].x, extra[0].y)}: put it back on its orange ghost on "
+                "the diagram."
             )
         return {"type": "warning", "code": code, "text": text, "highlight": highlight}
+
+    @staticmethod
+    def _not_empty_start(position: rd.Position, extra: Sequence[Any]) -> bool:
+        """Many discs on the board before the first move: a game in progress (or left over),
+        not a hasty player (two or three discs put down at once are that)."""
+        return not position.discs and position.move_number == 1 and len(extra) >= NOT_EMPTY_AT
 
     # -- a placement -----------------------------------------------------------------------
     def _snap(self, x: float, y: float) -> tuple[float, float, str | None]:
@@ -304,8 +372,8 @@ class DitionMatch(MatchBase):
                     "x": round(new.x, 3),
                     "y": round(new.y, 3),
                     "reason": reason,
-                    "text": f"The {new.colour} disc at {fmt_xy(new.x, new.y)} {text}: take it back "
-                    "and place it again.",
+                    "text": f"The {new.colour} disc {RING_WORDS['wrong']}, "
+                    f"{self._where(new.x, new.y)}, {text}: take it back and place it again.",
                     "highlight": [{"x": new.x, "y": new.y, "role": "wrong"}],
                 },
             )
@@ -453,20 +521,23 @@ class DitionMatch(MatchBase):
             text = f"{colour.capitalize()}'s move is suicide — {opp.capitalize()} wins"
             move["text"] = text
             self.instruction = {"kind": "suicide", "text": text, "highlight": highlight}
-            events = [move, {"type": "end", "winner": opp, "reason": "suicide", "text": text}]
+            # the end event marks the suicide disc (and any disc it took with it)
+            events = [move, {"type": "end", "winner": opp, "reason": "suicide", "text": text,
+                             "x": move["x"], "y": move["y"], "highlight": highlight}]
         else:
             if outcome == "capture":
                 text = (
-                    f"{colour.capitalize()}'s disc at {fmt_xy(x, y)} captures {noun} — "
-                    f"remove {'it' if n == 1 else 'them'}"
+                    f"{colour.capitalize()}'s disc {self._where(x, y)} captures {noun} — "
+                    f"remove {'it' if n == 1 else 'them'} ({RING_WORDS['remove']})"
                 )
             elif outcome == "sacrifice":
                 text = (
-                    f"{colour.capitalize()} sacrifices the disc at {fmt_xy(x, y)} and takes {noun} "
-                    f"— remove the {colour} disc and the {opp} disc{'s' if n != 1 else ''}"
+                    f"{colour.capitalize()} sacrifices the disc just placed {self._where(x, y)} "
+                    f"and takes {noun} — remove the {colour} disc and the {opp} "
+                    f"disc{'s' if n != 1 else ''} ({RING_WORDS['remove']})"
                 )
             else:
-                text = f"{colour.capitalize()} placed at {fmt_xy(x, y)}"
+                text = f"{colour.capitalize()} placed {self._where(x, y)}"
             move["text"] = text
             self.position = after
             events = [move]
@@ -477,11 +548,12 @@ class DitionMatch(MatchBase):
                 self.phase = "await_removal"
                 self.target = after
                 self.instruction = {"kind": outcome, "text": text, "highlight": highlight}
-                where = [f"the {d.colour.value} disc at {fmt_xy(d.x, d.y)}" for d in removed]
+                where = [(d.colour.value, d.x, d.y) for d in removed]
                 if verdict.placed_removed:
-                    where.insert(0, f"the {colour} disc just placed at {fmt_xy(x, y)}")
+                    where.insert(0, (colour, x, y))
                 events.append({"type": "instruction", "kind": "remove",
-                               "text": "Remove " + ", ".join(where), "highlight": highlight})
+                               "text": "Remove " + self._discs_words(where, "remove"),
+                               "highlight": highlight})
         self.last_move = move
         return events
 
@@ -562,14 +634,16 @@ class DitionMatch(MatchBase):
             if "add" in payload:
                 a = payload["add"]
                 discs.append(rd.Disc(float(a["x"]), float(a["y"]), rd.Colour(a["colour"])))
-                text = f"Added a {a['colour']} disc at {fmt_xy(float(a['x']), float(a['y']))}"
+                text = (f"Added a {a['colour']} disc "
+                        f"{self._where(float(a['x']), float(a['y']))} to the record")
             else:
                 index = int(payload["remove"] if "remove" in payload else payload["index"])
                 if not 0 <= index < len(discs):
                     raise CommandError("bad_index", f"no disc {index}: there are {len(discs)}")
                 if "remove" in payload:
                     d = discs.pop(index)
-                    text = f"Removed the {d.colour.value} disc at {fmt_xy(d.x, d.y)} from the record"
+                    text = (f"Removed the {d.colour.value} disc {self._where(d.x, d.y)} "
+                            "from the record")
                 else:
                     d = discs[index]
                     d2 = rd.Disc(
@@ -578,7 +652,8 @@ class DitionMatch(MatchBase):
                         rd.Colour(payload.get("colour", d.colour.value)),
                     )
                     discs[index] = d2
-                    text = f"Disc {index} corrected to {d2.colour.value} at {fmt_xy(d2.x, d2.y)}"
+                    text = (f"Disc {index} corrected to {d2.colour.value}, "
+                            f"{self._where(d2.x, d2.y)}")
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, CommandError):
                 raise
@@ -586,4 +661,5 @@ class DitionMatch(MatchBase):
         self.history.append(self.position)
         self.position = replace(self.position, discs=tuple(discs))
         self._last_signature = None
+        self.instruction = self._to_move_instruction(prefix=f"Corrected: {text}. ")
         return [{"type": "correction", "text": text, "request": dict(payload)}]

@@ -61,6 +61,32 @@ def tops_of(state: Any) -> dict[str, str]:
     return {cell: (state.stacks.get(cell) or ".")[-1] for cell in rdom.CELLS}
 
 
+#: a message names at most this many cells; the diagram marks every one
+NAMED_AT_MOST = 4
+
+
+def few_cells(cells: Sequence[str]) -> str:
+    """"c3, d4, e5, f6 and 3 more marked on the diagram"."""
+    shown = ", ".join(cells[:NAMED_AT_MOST])
+    rest = len(cells) - NAMED_AT_MOST
+    return shown + (f" and {rest} more marked on the diagram" if rest > 0 else "")
+
+
+def move_words(move: Any) -> str:
+    """What the mover did, in words: "moves 2 from d4 to d6", "places a reserve on e5",
+    "swaps b7 and c7" (the anti-symmetry pre-game swap)."""
+    if move.kind is rdom.MoveKind.PLACE:
+        return f"places a reserve on {move.to_cell}"
+    if move.kind is rdom.MoveKind.SWAP:
+        return f"swaps {move.from_cell} and {move.to_cell}"
+    return f"moves {move.count} from {move.from_cell} to {move.to_cell}"
+
+
+def move_cells(move: Any) -> list[str]:
+    """The cells a move touched, the one that received pieces last."""
+    return [move.to_cell] if move.from_cell is None else [move.from_cell, move.to_cell]
+
+
 @dataclass(frozen=True)
 class _Hypothesis:
     state: Any
@@ -181,8 +207,9 @@ class DominationMatch(MatchBase):
                     ("setup", tuple(wrong)),
                     {"type": "warning", "code": "setup",
                      "text": "Set up the standard start: " + ", ".join(
-                         f"{c} should be {tops_of(start)[c]}" for c in wrong[:6])
-                     + (" ..." if len(wrong) > 6 else ""),
+                         f"{c} should be {tops_of(start)[c]}" for c in wrong[:NAMED_AT_MOST])
+                     + (f" and {len(wrong) - NAMED_AT_MOST} more cells marked on the diagram"
+                        if len(wrong) > NAMED_AT_MOST else ""),
                      "highlight": [{"cell": c, "role": "wrong"} for c in wrong]},
                 )
             return self._start(start, "Standard start recognised")
@@ -223,7 +250,7 @@ class DominationMatch(MatchBase):
                 ("strangers", tuple(cells)),
                 {"type": "warning", "code": "unknown_colour",
                  "text": f"A piece of a colour not in this match ({', '.join(strangers)}) is on "
-                 f"{', '.join(cells)}: take it away, or check the light",
+                 f"{few_cells(cells)}: take it away, or check the light",
                  "highlight": [{"cell": c, "role": "wrong"} for c in cells]},
             )
         # Keep only the hypotheses that explain the picture (no change, or a move).
@@ -264,7 +291,7 @@ class DominationMatch(MatchBase):
                 ("nomove", tuple(changed)),
                 {"type": "warning", "code": "no_legal_move",
                  "text": f"No legal move of {self.state.to_move} explains this picture "
-                 f"(changed: {', '.join(changed)}): put the board back",
+                 f"(changed: {few_cells(changed)}): put the board back as the diagram shows",
                  "highlight": [{"cell": c, "role": "wrong"} for c in changed]},
             )
         new: list[_Hypothesis] = []
@@ -339,10 +366,7 @@ class DominationMatch(MatchBase):
         arrows = []
         for i, h in enumerate(self.hypotheses):
             moves = [mv.to_json() for mv in h.moves]
-            label = " then ".join(
-                f"{who} +{m['place']}" if "place" in m
-                else f"{who} {m['from']}→{m['to']} ({m['count']})"
-                for who, m in zip(h.movers, moves))
+            label = " then ".join(f"{who} {mv}" for who, mv in zip(h.movers, h.moves))
             choices.append({"id": str(i), "label": label, "move": moves[-1], "moves": moves})
             arrows += [{"from": m["from"], "to": m["to"]} for m in moves if "from" in m]
         self._question = {
@@ -374,23 +398,22 @@ class DominationMatch(MatchBase):
     def _move_events(self, move: Any, result: Any, mover: str) -> list[dict[str, Any]]:
         mj = move.to_json()
         self.history.append(move)
-        text = (f"{mover} places a reserve on {mj['place']}" if "place" in mj
-                else f"{mover} moves {mj['count']} from {mj['from']} to {mj['to']}")
+        text = f"{mover} {move_words(move)}"
+        cells = move_cells(move)
         event = {"type": "move", "colour": mover, "move": mj, "removed": result.removed,
                  "text": text}
         self.last_move = event
         events = [event]
         overflow = result.describe() or None
         if overflow:
-            cell = mj.get("to") or mj.get("place")
+            cell = cells[-1]
             self.instruction = {"kind": "remove", "text": f"{text}: {overflow}",
                                 "highlight": [{"cell": cell, "role": "remove"}]}
             events.append({"type": "instruction", "kind": "remove", "text": overflow,
                            "cell": cell})
         else:
             self.instruction = {"kind": "info", "text": f"{text}. {self.to_move} to move",
-                                "highlight": [{"cell": mj.get("to") or mj.get("place"),
-                                               "role": "placed"}]}
+                                "highlight": [{"cell": c, "role": "placed"} for c in cells]}
         return events
 
     # -- controls ----------------------------------------------------------------------------
@@ -472,5 +495,7 @@ class DominationMatch(MatchBase):
         except ValueError as exc:
             raise CommandError("bad_correction", f"cannot set {cell} to {stack!r}: {exc}")
         self.hypotheses = [_Hypothesis(text_state, (), ())]
+        self.instruction = self._to_move_instruction(
+            prefix=f"Corrected: {cell} holds {stack or 'nothing'}. ")
         return [{"type": "correction", "text": f"{cell} corrected to {stack or 'empty'}",
                  "request": dict(payload)}]

@@ -60,7 +60,8 @@ CREATE TABLE IF NOT EXISTS snapshots (
 );
 """
 
-EXPORT_FORMATS = {"json": "application/json", "csv": "text/csv", "txt": "text/plain"}
+EXPORT_FORMATS = {"json": "application/json", "csv": "text/csv", "txt": "text/plain",
+                  "apgamerecord": "application/json"}
 
 
 class MatchLogError(RefereeError, OSError):
@@ -76,7 +77,7 @@ class UnknownMatchError(RefereeError, LookupError):
 
 
 class ExportFormatError(RefereeError, ValueError):
-    """An export format other than json, csv or txt."""
+    """An export format other than json, csv, txt or apgamerecord."""
 
 
 class LogWriteError(RefereeError, OSError):
@@ -484,6 +485,10 @@ class MatchLog:
             )
         elif fmt == "csv":
             body = _events_csv(events)
+        elif fmt == "apgamerecord":
+            from referee.apgamerecord import game_record
+
+            body = json.dumps(game_record(record, events), indent=1)
         else:
             body = "\n".join(game_record_lines(record, events)) + "\n"
         return EXPORT_FORMATS[fmt], body.encode("utf-8")

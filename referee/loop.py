@@ -21,6 +21,7 @@ import numpy as np
 from referee.games.base import Reading
 from referee.games.registry import get_game
 from referee.log import MatchLog
+from referee.view import quarter_turns
 from vision.errors import VisionError
 
 SNAPSHOT_EVENTS = {"move", "illegal", "end", "answer", "question", "warning", "start", "resolved"}
@@ -196,6 +197,7 @@ class Referee:
         self.board_error = None
         if previous is None:
             self.board = board
+            self._follow_view()
             return [{"type": "board", "code": "found", "text": "Board found",
                      "corners_px": np.round(board.corners_px, 2).tolist()}]
         return self._board_changed(previous, board)
@@ -203,6 +205,7 @@ class Referee:
     def _board_changed(self, previous: Any, board: Any) -> list[dict[str, Any]]:
         board = self.spec.orient_board(previous, board, self.intrinsics)
         self.board = board
+        self._follow_view()
         shift = float(np.max(np.linalg.norm(board.corners_px - previous.corners_px, axis=1)))
         if shift > 3.0:
             self._acted_on = None
@@ -210,6 +213,11 @@ class Referee:
                      "text": f"The board moved ({shift:.0f} px): found it again, carrying on",
                      "corners_px": np.round(board.corners_px, 2).tolist()}]
         return []
+
+    def _follow_view(self) -> None:
+        """The verdicts' words follow the board as the camera shows it (`referee.view`)."""
+        if hasattr(self.match, "view_turns") and self.board is not None:
+            self.match.view_turns = quarter_turns(self.board.corners_px)
 
     def read(self, image: np.ndarray) -> Reading:
         return self.spec.read(image, self.board, intrinsics=self.intrinsics, colours=self.colours)

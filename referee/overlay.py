@@ -1,8 +1,10 @@
 """Draw what the referee sees and wants over the camera frame (for the page and the snapshots).
 
 The board outline, every piece read (ringed in its colour), the pieces the instruction points at
-(red: remove, orange: wrong or missing, blue: borderline, green: just placed) and the instruction
-text. Drawing is separate from detecting: this reads the referee's state and returns a new image.
+(red: remove, orange: wrong or missing, yellow: borderline, green: just placed: the colours of
+the diagram's rings, which the verdicts name) and the instruction text, wrapped to the picture's
+width (a snapshot in the replay shows the whole verdict). Drawing is separate from detecting:
+this reads the referee's state and returns a new image.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ ROLE_BGR = {
     "remove": (40, 40, 230),
     "wrong": (0, 140, 255),
     "missing": (0, 140, 255),
-    "borderline": (230, 120, 30),
+    "borderline": (10, 214, 255),
     "placed": (60, 200, 60),
 }
 _CIRCLE = np.stack([np.cos(np.linspace(0, 2 * np.pi, 40)), np.sin(np.linspace(0, 2 * np.pi, 40))], 1)
@@ -39,6 +41,20 @@ def outline(img: np.ndarray, H: np.ndarray, pts_board: np.ndarray, bgr: tuple, t
     cv2.polylines(img, [np.round(poly * 4).astype(np.int32)], True, bgr, t, cv2.LINE_AA, shift=2)
 
 
+def caption_lines(text: str, width_px: int, scale: float, thick: int) -> list[str]:
+    """`text` broken between words into lines no wider than `width_px` (a single word wider
+    than that stands alone on its line)."""
+    lines: list[str] = []
+    for word in text.split():
+        trial = f"{lines[-1]} {word}" if lines else word
+        fits = cv2.getTextSize(trial, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)[0][0] <= width_px
+        if lines and fits:
+            lines[-1] = trial
+        else:
+            lines.append(word)
+    return lines
+
+
 def draw_overlay(frame: np.ndarray, referee: Any) -> np.ndarray:
     """A copy of `frame` with the board outline, what the referee's game marks on it (its
     `Game.draw`), the instruction and a hand warning."""
@@ -54,10 +70,15 @@ def draw_overlay(frame: np.ndarray, referee: Any) -> np.ndarray:
     text = referee.match.instruction.get("text", "")
     if text:
         scale = w / 1400
-        (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
-        cv2.rectangle(img, (0, 0), (min(w, tw + 20), th + 24), (20, 20, 20), -1)
-        cv2.putText(img, text, (10, th + 10), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255),
-                    thick, cv2.LINE_AA)
+        lines = caption_lines(text, w - 20, scale, thick)
+        (_, th), _ = cv2.getTextSize("Ag", cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+        step = th + max(6, th // 2)
+        widest = max(cv2.getTextSize(line, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)[0][0]
+                     for line in lines)
+        cv2.rectangle(img, (0, 0), (min(w, widest + 20), step * len(lines) + 14), (20, 20, 20), -1)
+        for k, line in enumerate(lines):
+            cv2.putText(img, line, (10, th + 10 + k * step), cv2.FONT_HERSHEY_SIMPLEX, scale,
+                        (255, 255, 255), thick, cv2.LINE_AA)
     if referee.hand:
         cv2.putText(img, "hand over the board", (10, h - 20), cv2.FONT_HERSHEY_SIMPLEX,
                     w / 1600, (0, 200, 255), thick, cv2.LINE_AA)

@@ -69,21 +69,29 @@ def generate_dition_match(
     max_moves: int = 44,
     candidates: int = 160,
     attempts: int = 40,
+    start: rd.Position | None = None,
 ) -> list[DitionTurn]:
-    """A legal match with at least two captures, a sacrifice, ending in a suicide."""
+    """A legal match with at least two captures, a sacrifice, ending in a suicide.
+
+    `start`: carry on a match from this position (after an undo or a correction in the demo):
+    then a few moves and a suicide are enough."""
     for _ in range(attempts):
-        turns = _try_dition_match(rng, min_moves, max_moves, candidates)
+        turns = _try_dition_match(rng, min_moves, max_moves, candidates, start)
         if turns is not None:
             return turns
-    raise RuntimeError("could not generate a Dition match with captures, a sacrifice and a suicide")
+    raise RuntimeError("could not generate a Dition match with captures, a sacrifice and a suicide"
+                       + (" from this position" if start is not None else ""))
 
 
 def _try_dition_match(
-    rng: np.random.Generator, min_moves: int, max_moves: int, n: int
+    rng: np.random.Generator, min_moves: int, max_moves: int, n: int,
+    start: rd.Position | None = None,
 ) -> list[DitionTurn] | None:
-    position = rd.Position.empty()
+    position = start if start is not None else rd.Position.empty()
     turns: list[DitionTurn] = []
     captures = sacrifices = 0
+    if start is not None:  # carrying on: the match already had its story
+        captures, sacrifices, min_moves = 2, 1, min(min_moves, 4)
     while len(turns) < max_moves:
         options: dict[str, list[tuple[float, float, rd.Position, rd.Verdict, int]]] = {}
         for x, y in _candidates(position, rng, n):
@@ -138,14 +146,19 @@ def generate_domination_match(
     players: tuple[str, ...] = ("G", "R"),
     moves: int = 30,
     attempts: int = 40,
+    start: Any = None,
 ) -> list[DominationTurn]:
     """A legal match with overflows and at least one reserve placement, every move visible.
 
     Moves that change no visible top (a reserve placed on one's own stack, or a move that leaves
     every top colour as it was) are avoided, so that a demo never has to ask the players.
+    `start` (an `rdom.State`): carry on from there; any visible legal moves will do.
     """
     for _ in range(attempts):
-        state = rdom.State.standard_start(players) if len(players) == 2 else None
+        if start is not None:
+            state = start
+        else:
+            state = rdom.State.standard_start(players) if len(players) == 2 else None
         if state is None:
             raise ValueError("scripted Domination matches are two-player")
         turns: list[DominationTurn] = []
@@ -175,7 +188,7 @@ def generate_domination_match(
             state = after
             if rdom.outcome(state) is not None:
                 break
-        if overflows >= 2 and reserves >= 1:
+        if (overflows >= 2 and reserves >= 1) or (start is not None and turns):
             return turns
     raise RuntimeError("could not generate a Domination match with overflows and a reserve move")
 

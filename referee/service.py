@@ -26,12 +26,33 @@ from referee.errors import CommandError
 from referee.games import registry
 from referee.log import MatchLog
 from referee.loop import LoopSettings, Referee
+from referee.view import board_angle_deg, quarter_turns
 
 DEFAULT_SETTINGS = LoopSettings()
 #: how long `stop` waits for the frame thread: longer than a camera read's own 5 s timeout plus a
 #: verdict; the simulated table's first frame alone takes seconds on a busy machine
 STOP_TIMEOUT_S = 10.0
 SourceFactory = Callable[[int], Any]  # (restart number) -> FrameSource
+#: the demo's simulated players after a control: (the table so far or None, the match, a seed)
+#: -> (a FrameSource that carries on from the match's record, a sentence when they cannot)
+DemoFollow = Callable[[Any, Any, int], tuple[Any, str | None]]
+#: the controls after which the demo's simulated players put the table right
+DEMO_FOLLOWS = ("undo", "correct", "new_match")
+
+
+def _tidying(frame: Any) -> bool:
+    """A demo frame of the simulated hand putting the table right after a control (its label
+    says {"tidy": true}, see `referee.simtable.carry_on`): the page shows it, nobody judges it."""
+    label = (getattr(frame, "meta", None) or {}).get("label")
+    return isinstance(label, Mapping) and bool(label.get("tidy"))
+
+
+def _view(board: Any) -> dict[str, Any]:
+    """How the page turns the diagram: as the camera shows the board (`referee.view`)."""
+    if board is None:
+        return {"quarter_turns": 0, "angle_deg": None}
+    return {"quarter_turns": quarter_turns(board.corners_px),
+            "angle_deg": round(board_angle_deg(board.corners_px), 1)}
 
 
 class Subscription:
@@ -89,6 +110,7 @@ class RefereeService:
         resume: bool = True,
         demo: bool = False,
         new_match_on_end_s: float | None = None,
+        demo_follow: DemoFollow | None = None,
     ) -> None:
         spec = registry.get_game(game if game is not None else registry.default_name())
         self.log = log
@@ -100,6 +122,8 @@ class RefereeService:
         self.realtime = realtime
         self.max_fps = max_fps
         self.demo = demo
+        self._demo_follow = demo_follow
+        self._demo_replan = False
         self.new_match_on_end_s = new_match_on_end_s
         self._lock = threading.RLock()
         self._subs: list[Subscription] = []
@@ -146,8 +170,15 @@ class RefereeService:
             settings=self.settings, listener=self._publish,
         )
 
+    def _abandon_current(self, text: str) -> None:
+        """A match left without an end is closed as abandoned (never "in progress" forever)."""
+        old = getattr(self, "referee", None)
+        if old is not None and old.match.phase != "over":
+            old.emit([{"type": "end", "winner": None, "reason": "abandoned", "text": text}])
+
     def _new_match(self, game: str, players: tuple[str, ...], variant: str) -> None:
         match = registry.get_game(game).new_match(players, variant)
+        self._abandon_current("Match abandoned for a new one")
         match_id = self.log.new_match(game, match.players, variant=variant,
                                       source=self.source_spec, start_position=match.snapshot())
         self.variant = variant
@@ -224,17 +255,25 @@ class RefereeService:
             if self.on_loop_died is not None:
                 self.on_loop_died(exc)
 
-    def _judge_frame(self, image: np.ndarray) -> None:
+    def _judge_frame(self, frame: Any) -> bool:
         """One frame through the referee; an unexpected error becomes an `error` event (once
-        per distinct error, not on every frame) and the loop goes on with the next frame."""
+        per distinct error, not on every frame) and the loop goes on with the next frame.
+        False for a frame that is not judged: one of the table as it was before a control
+        (the demo replans), or one where the simulated players put the table right (shown
+        only)."""
         try:
             with self._lock:
-                self.referee.process(image)
+                if self._demo_replan:
+                    return False
+                if _tidying(frame):
+                    self.referee.last_frame = frame.image
+                    return False
+                self.referee.process(frame.image)
             self._last_error = None
         except Exception as exc:  # noqa: BLE001 - nothing a frame does may stop the referee
             text = f"{type(exc).__name__}: {exc}"
             if text == self._last_error:
-                return
+                return True
             self._last_error = text
             traceback.print_exc(file=sys.stderr)
             with contextlib.suppress(Exception), self._lock:
@@ -242,6 +281,7 @@ class RefereeService:
                                     "text": f"Internal error while judging a frame ({text}); "
                                             "carrying on with the next frame"}])
         self._check_log()
+        return True
 
     def _check_log(self) -> None:
         """Retry writes that wait for the log file; tell the terminal and the pages when the
@@ -267,6 +307,8 @@ class RefereeService:
                 self._check_log()
                 self._stop.wait(0.1)
                 continue
+            if self._demo_replan:
+                self._follow_demo()
             if self._source is None:
                 try:
                     self._source = self._open_source(self._restarts)
@@ -292,6 +334,10 @@ class RefereeService:
                     with self._lock:
                         self._new_match(self.referee.game, self.referee.match.players,
                                         self.variant)
+                        if self._demo_follow is not None:  # the game the page chose last
+                            self._demo_replan = False
+                            self._source, _ = self._demo_follow(None, self.referee.match,
+                                                                self._restarts)
                     continue
                 self._set_camera("ended", "The recording has ended")
                 return
@@ -302,7 +348,8 @@ class RefereeService:
                 backoff = min(backoff * 2, 5.0)
                 continue
             self._set_camera("ok", "Camera OK" if self._camera_state == "lost" else None)
-            self._judge_frame(frame.image)
+            if not self._judge_frame(frame):
+                continue  # not judged: shown only, or the table as it was before a control
             if self.max_fps:
                 wait = 1.0 / self.max_fps - (time.monotonic() - last_t)
                 if wait > 0:
@@ -312,6 +359,21 @@ class RefereeService:
             last_t = now
             if dt > 0:
                 self._fps = 0.8 * self._fps + 0.2 / dt if self._fps else 1.0 / dt
+
+    def _follow_demo(self) -> None:
+        """Frame thread, demo: the simulated players put the table right after a control (take
+        back the undone disc, clear the board for a new match) and carry on from the record."""
+        with self._lock:
+            self._demo_replan = False
+            if self._demo_follow is None:
+                return
+            self._restarts += 1
+            source, note = self._demo_follow(self._source, self.referee.match,
+                                             self._restarts)
+            if note:
+                self.referee.emit([{"type": "info", "code": "demo", "text": note}])
+        self._close_source()
+        self._source = source
 
     # -- presentation -----------------------------------------------------------------------------
     def _publish(self, event: dict[str, Any]) -> None:
@@ -344,6 +406,8 @@ class RefereeService:
         phase = ref.match.phase
         if phase == "over":
             return "over"
+        if ref.board is None and ref.board_error:
+            return "instruction"
         if phase == "question":
             return "question"
         if ref.match.instruction.get("kind") not in ("info", None):
@@ -359,6 +423,16 @@ class RefereeService:
             self._danger = spec.danger(match)
             self._danger_key = key
         return self._danger
+
+    def _instruction(self) -> dict[str, Any]:
+        """The match's instruction, or why there is none yet: a board not found is the
+        headline, not only a line in the recent events."""
+        ref = self.referee
+        if ref.board is None and ref.board_error and ref.match.phase != "over":
+            return {"kind": "warning", "highlight": [],
+                    "text": f"{ref.board_error.rstrip('.')}. Is the camera looking at a "
+                    f"{ref.game} board? (The match being refereed is {ref.game}.)"}
+        return dict(ref.match.instruction)
 
     def state(self) -> dict[str, Any]:
         with self._lock:
@@ -381,7 +455,7 @@ class RefereeService:
                 "to_move": match.to_move,
                 "move_number": spec.move_number(match),
                 "position": position,
-                "instruction": dict(match.instruction),
+                "instruction": self._instruction(),
                 "question": match.question(),
                 "last_move": match.last_move,
                 "borderline": borderline,
@@ -392,6 +466,7 @@ class RefereeService:
                            "source": self.source_spec},
                 "board": None if ref.board is None else {
                     "corners_px": np.round(ref.board.corners_px, 1).tolist()},
+                "view": _view(ref.board),
                 "events": [e.to_json() for e in record_events],
                 "log": self.log.status(),
             }
@@ -405,6 +480,8 @@ class RefereeService:
         with self._lock:
             events = self._command_handler(name)(payload)
             committed = self.referee.emit(events) if events else []
+            if name in DEMO_FOLLOWS and self._demo_follow is not None:
+                self._demo_replan = True
         return {"ok": True, "events": committed}
 
     def _command_handler(self, name: str) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
@@ -430,9 +507,6 @@ class RefereeService:
         spec.check_players(players)
         spec.new_match(tuple(players), str(p.get("variant", "standard")))  # refuse it first
         old = self.referee
-        if old.match.phase != "over":
-            old.emit([{"type": "end", "winner": None, "reason": "abandoned",
-                       "text": "Match abandoned for a new one"}])
         self._new_match(game, tuple(players), str(p.get("variant", "standard")))
         self.referee.board = old.board if old.game == game else None
         return []
@@ -498,7 +572,7 @@ def create_demo_service(
     """The service `referee demo` runs: the simulated table plays generated matches, one after
     the other (the seed advances each time). Not started. `realtime` paces it at 5 x `speed`
     frames a second, as a camera would; without it the frames come as fast as they are read."""
-    from referee.simtable import scripted_table
+    from referee.simtable import carry_on, scripted_table
 
     game = registry.get_game(game if game is not None else registry.default_name()).name
     return RefereeService(
@@ -509,4 +583,5 @@ def create_demo_service(
         max_fps=5.0 * speed if realtime else None,
         resume=False,
         demo=True,
+        demo_follow=lambda table, match, restart: carry_on(table, match, seed + restart),
     )

@@ -44,3 +44,32 @@ def sim_intrinsics(camera: Any) -> Intrinsics:
 def scripted_table(game: str, seed: int, **kw: Any) -> Any:
     """A `FrameSource` playing a whole generated match of `game`, deterministic from `seed`."""
     return scripted_match(game, seed, **kw)[0]
+
+
+def carry_on(table: Any, match: Any, seed: int, *, pace: Pace = Pace(),
+             fps: float = 5.0) -> tuple[Any, str | None]:
+    """The demo after an undo, a correction or a new match: (a `FrameSource` where the simulated
+    hand first makes the table show what the match's record says, then the players carry on
+    from there; a sentence for the page when they cannot, else None).
+
+    `table`: the `ScriptedTable` playing so far (its camera and pieces are kept), or None (or a
+    table of the other game): a new generated match of `match.game`. The hand's frames are
+    labelled {"tidy": True}: the service shows them and does not judge them."""
+    if table is None or getattr(table, "game", None) != match.game:
+        return scripted_table(match.game, seed), None
+    shown, camera = table.shown()
+    if shown is None or camera is None:
+        return scripted_table(match.game, seed), None
+    rng = np.random.default_rng(seed)
+    wanted, changed, steps, note = get_game(match.game).sim_carry_on(rng, pace, camera, shown,
+                                                                     match)
+    label = {"turn": -1, "tidy": True}
+    tidy: list[Any] = [sim.Still(shown, 2, label=label)]
+    if changed:
+        frames = min(max(pace.hand, 2 * len(changed) + 4), 40)
+        tidy.append(sim.HandRemove(shown, wanted, changed, frames, label=label))
+    tidy.append(sim.Still(wanted, pace.still if steps else pace.end * 4, label=label))
+    new = sim.ScriptedTable(tidy + steps, camera, rng, game=match.game,
+                            options=table.options, fps=fps)
+    new.intrinsics = sim_intrinsics(camera)
+    return new, note

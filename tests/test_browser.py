@@ -297,7 +297,8 @@ def test_diagram_draws_the_state_where_it_is(browser: Any, target: Target,
     _render(page, DITION_STATE, {"range": True, "danger": True})
     to_screen = """([x, y]) => { const svg = document.getElementById('diagram');
         const p = svg.createSVGPoint(); p.x = x; p.y = y;
-        const q = p.matrixTransform(svg.getScreenCTM()); return [q.x, q.y]; }"""
+        const root = svg.querySelector('g.view') || svg;
+             const q = p.matrixTransform(root.getScreenCTM()); return [q.x, q.y]; }"""
     discs = page.locator("#diagram .disc")
     assert discs.count() == 3
     for i, d in enumerate(DITION_STATE["position"]["discs"]):
@@ -419,7 +420,8 @@ def test_answers_and_corrections_send_what_was_tapped(browser: Any, target: Targ
     x, y = page.evaluate(
         """([x, y]) => { const svg = document.getElementById('diagram');
              const p = svg.createSVGPoint(); p.x = x; p.y = y;
-             const q = p.matrixTransform(svg.getScreenCTM()); return [q.x, q.y]; }""",
+             const root = svg.querySelector('g.view') || svg;
+             const q = p.matrixTransform(root.getScreenCTM()); return [q.x, q.y]; }""",
         [disc["x"], disc["y"]])
     page.mouse.click(x, y)
     page.wait_for_selector("#correct-popover:not([hidden])")
@@ -429,7 +431,8 @@ def test_answers_and_corrections_send_what_was_tapped(browser: Any, target: Targ
     page.mouse.click(*page.evaluate(
         """([x, y]) => { const svg = document.getElementById('diagram');
              const p = svg.createSVGPoint(); p.x = x; p.y = y;
-             const q = p.matrixTransform(svg.getScreenCTM()); return [q.x, q.y]; }""",
+             const root = svg.querySelector('g.view') || svg;
+             const q = p.matrixTransform(root.getScreenCTM()); return [q.x, q.y]; }""",
         [15.0, 15.0]))
     with page.expect_request("**/api/control/correct") as request:
         page.click("#correct-popover button:has-text('White here')")

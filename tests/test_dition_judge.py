@@ -206,3 +206,13 @@ def test_a_broken_game_module_does_not_stop_the_others(
     monkeypatch.setitem(GAMES, "domination", "broken_game_for_judge_test")
     assert judge_line('{"game": "domination"}') == {"error": "game 'domination' is not available"}
     assert judge_line(json.dumps(CAPTURE))["outcome"] == "capture"
+
+
+def test_borderline_distances_are_printed_rounded() -> None:
+    """Issue 17: 4.99 - 3.0 printed as 1.9900000000000002."""
+    req = {"game": "dition", "discs": [{"x": 3.0, "y": 4.0, "colour": "white"}],
+           "to_move": "black", "place": {"x": 4.99, "y": 4.0}, "tolerance": 0.05}
+    (answer,) = run_cli([json.dumps(req)])
+    (near,) = answer["borderline"]
+    assert near["threshold"] == 2.0 and near["distance"] == pytest.approx(1.99, abs=1e-9)
+    assert len(repr(near["distance"])) <= len("1.990000")

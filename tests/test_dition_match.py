@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -75,6 +77,9 @@ def test_suicide_ends_the_match() -> None:
     assert types(ev) == ["move", "end"]
     assert ev[0]["outcome"] == "suicide" and ev[1]["winner"] == "black"
     assert ev[1]["reason"] == "suicide" and "suicide" in ev[1]["text"]
+    # issue 17: the end event marks the suicide disc (the replay draws it from the event)
+    assert (ev[1]["x"], ev[1]["y"]) == (5.0, 5.0)
+    assert {(h["x"], h["y"], h["role"]) for h in ev[1]["highlight"]} == {(5.0, 5.0, "remove")}
     assert m.phase == "over" and m.to_move is None
     assert m.observe(seen(m.position.discs)) == []
 
@@ -104,7 +109,59 @@ def test_a_disc_pushed_away_is_pointed_at() -> None:
     m = DitionMatch(pos([(5, 5, B), (12, 12, W)], B))
     ev = m.observe([SeenDisc(5.9, 5.0, "black"), SeenDisc(12, 12, "white")])
     assert types(ev) == ["warning"] and ev[0]["code"] == "moved"
-    assert "(5.0, 5.0)" in ev[0]["text"]
+    assert "black disc" in ev[0]["text"] and "the top-left corner" in ev[0]["text"]
+    assert {(h["x"], h["y"], h["role"]) for h in ev[0]["highlight"]} == {
+        (5.0, 5.0, "missing"), (5.9, 5.0, "wrong")}  # the coordinates stay in the API
+
+
+COORDINATES = re.compile(r"\(\s*\d+(\.\d+)?\s*,\s*\d+(\.\d+)?\s*\)")
+
+
+def test_verdicts_point_at_discs_in_words_not_coordinates() -> None:
+    """Issue 17: "the disc at (13.7, 12.3)" cannot be found on a board without a scale."""
+    m = DitionMatch(pos(CAPTURE_SETUP, W))
+    ev = m.observe(seen(m.position.discs, extra=[(10, 11.5, "white")]))
+    texts = [e["text"] for e in ev] + [m.instruction["text"]]
+    assert ev[0]["outcome"] == "capture"
+    assert not any(COORDINATES.search(t) for t in texts), texts
+    remove = next(e for e in ev if e["type"] == "instruction")
+    assert remove["text"] == "Remove the black disc ringed in red, near the centre"
+    assert ev[0]["removed"] == [[10.0, 10.0]]  # the API keeps the numbers
+
+
+def test_where_words_name_the_corner_edge_or_centre() -> None:
+    from referee.dition_match import where_words
+
+    assert where_words(1, 1) == "near the top-left corner"
+    assert where_words(19, 1) == "near the top-right corner"
+    assert where_words(6, 14.5) == "towards the bottom-left corner"
+    assert where_words(10, 18) == "by the bottom edge"
+    assert where_words(2, 10) == "by the left edge"
+    assert where_words(10, 5) == "towards the top edge"
+    assert where_words(10, 10) == "near the centre"
+
+
+def test_a_mismatch_names_a_few_discs_and_leaves_the_rest_to_the_diagram() -> None:
+    """Issue 17: after an undo, 13 coordinates filled the phone screen."""
+    discs = [(1.5 + 1.5 * i, 3.0, B if i % 2 else W) for i in range(12)]
+    m = DitionMatch(pos(discs, B))
+    ev = m.observe([SeenDisc(5.0, 15.0, "black")])  # 12 gone, one that should not be there
+    text = ev[0]["text"]
+    assert ev[0]["code"] == "mismatch" and len(ev[0]["highlight"]) == 13
+    assert text.count(" disc ") <= 2 * 3 and "9 more shown as an orange ghost" in text, text
+    assert not COORDINATES.search(text)
+
+
+def test_discs_on_the_board_of_a_new_match_are_not_placed_at_once() -> None:
+    """Issue 17: a game in progress shown to a new match read as "40 discs were placed at once";
+    a Dition match can only start on an empty board."""
+    m = DitionMatch()
+    many = [SeenDisc(1.5 + 1.5 * (i % 12), 2.0 + 3 * (i // 12), "black" if i % 2 else "white")
+            for i in range(40)]
+    ev = m.observe(many)
+    assert ev[0]["code"] == "not_empty" and "placed at once" not in ev[0]["text"]
+    assert "starts on an empty board" in ev[0]["text"] and "40 discs" in ev[0]["text"]
+    assert len(ev[0]["highlight"]) == 40
 
 
 def test_illegal_overlap_and_outside() -> None:
@@ -189,3 +246,32 @@ def test_removal_and_next_placement_seen_together() -> None:
     ev = m.observe(after)
     assert [e["type"] for e in ev if e["type"] in ("move", "info")] == ["info", "move"]
     assert ev[-1]["colour"] == "black" and m.to_move == "white"
+
+
+@pytest.mark.parametrize("angle, turns", [(0, 0), (30, 0), (60, 1), (95, 1), (180, 2), (-80, 3),
+                                          (-135 + 1, 3)])
+def test_the_view_follows_the_board_as_the_camera_shows_it(angle: float, turns: int) -> None:
+    """Issue 17: the diagram was always corner 0 top-left while the camera saw the board at
+    45-150 degrees. Corners of a board turned `angle` degrees clockwise in the picture."""
+    from referee.view import board_angle_deg, quarter_turns
+
+    a = np.radians(angle)
+    axis_x, axis_y = np.array([np.cos(a), np.sin(a)]), np.array([-np.sin(a), np.cos(a)])
+    centre = np.array([640.0, 480.0])
+    corners = [centre + 300 * (sx * axis_x + sy * axis_y)
+               for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+    assert board_angle_deg(corners) == pytest.approx(angle, abs=1e-6)
+    assert quarter_turns(corners) == turns
+
+
+def test_words_follow_the_turned_view() -> None:
+    from referee.dition_match import where_words
+
+    # board corner 0 appears top-right after one quarter turn clockwise, bottom-right after two
+    assert where_words(1, 1, 1) == "near the top-right corner"
+    assert where_words(1, 1, 2) == "near the bottom-right corner"
+    assert where_words(1, 1, 3) == "near the bottom-left corner"
+    m = DitionMatch(pos([(5, 5, B), (12, 12, W)], B))
+    m.view_turns = 2
+    ev = m.observe([SeenDisc(5.9, 5.0, "black"), SeenDisc(12, 12, "white")])
+    assert "the bottom-right corner" in ev[0]["text"]

@@ -212,3 +212,32 @@ def test_variants() -> None:
     m = DominationMatch(players=("G", "R"), variant="fast")
     m.observe(tops_of(rdom.State.standard_start()))
     assert m.state.variant.fast
+
+
+def test_an_observed_swap_in_anti_symmetry_is_a_move_not_a_crash() -> None:
+    """Issue 17: the swap's JSON has no 'count'; _move_events raised KeyError: 'count'."""
+    m = DominationMatch(players=("G", "R"), variant="anti_symmetry")
+    start = rdom.State.standard_start(("G", "R"), anti_symmetry=True)
+    assert types(m.observe(tops_of(start))) == ["start"]
+    swap = rdom.legal_moves(start)[0]
+    after, _ = rdom.apply_move(start, swap)
+    ev = m.observe(tops_of(after))
+    moves = [e for e in ev if e["type"] == "move"]
+    assert len(moves) == 1 and moves[0]["move"] == swap.to_json()
+    assert swap.from_cell in moves[0]["text"] and swap.to_cell in moves[0]["text"]
+    assert {h["cell"] for h in m.instruction["highlight"]} == {swap.from_cell, swap.to_cell}
+    assert m.state == after
+
+
+def test_a_picture_far_from_the_record_names_a_few_cells_and_marks_them_all() -> None:
+    """Issue 17: a mismatch message names at most a few pieces; the diagram shows the rest."""
+    m = started()
+    tops = tops_of(m.state)
+    cleared = [c for c, t in tops.items() if t != "."][:10]
+    for c in cleared:
+        tops[c] = "."
+    ev = m.observe(tops)
+    assert ev[0]["code"] == "no_legal_move"
+    named = [c for c in cleared if c in ev[0]["text"]]
+    assert len(named) == 4 and "6 more marked on the diagram" in ev[0]["text"]
+    assert {h["cell"] for h in ev[0]["highlight"]} == set(cleared)

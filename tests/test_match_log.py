@@ -134,3 +134,115 @@ def test_killed_writer_loses_no_committed_event(tmp_path: Path) -> None:
     # every event reported as committed is there, in order, none half-written
     assert len(events) >= last
     assert [e.payload["x"] for e in events] == list(range(1, len(events) + 1))
+
+
+def _play_domination(log: MatchLog, moves, *, variant: str = "standard") -> int:
+    from rules import domination as rdom
+
+    mid = log.new_match("domination", ["G", "R"], variant=variant)
+    state = rdom.State.standard_start(("G", "R"), anti_symmetry=variant == "anti_symmetry")
+    for move in moves:
+        log.append(mid, {"type": "move", "colour": state.to_move, "move": move.to_json(),
+                         "removed": []})
+        state, _ = rdom.apply_move(state, move)
+    log.append(mid, {"type": "end", "winner": "G", "reason": "no_moves", "text": "G wins"})
+    log.end_match(mid, {"winner": "G", "reason": "no_moves"})
+    return mid
+
+
+def test_exported_domination_moves_are_read_back_by_the_engine(tmp_path: Path) -> None:
+    """Issue 17: the export wrote `d4-d6x2` (the engine reads `d4-d6/2`) and a swap as
+    `None-NonexNone`."""
+    from rules import domination as rdom
+
+    start = rdom.State.standard_start(("G", "R"), anti_symmetry=True)
+    swap = rdom.legal_moves(start)[0]
+    after, _ = rdom.apply_move(start, swap)
+    moves = [swap, rdom.legal_moves(after)[0]]
+    log = MatchLog(tmp_path / "d.sqlite")
+    mid = _play_domination(log, moves, variant="anti_symmetry")
+    rows = list(csv.DictReader(io.StringIO(log.export(mid, "csv")[1].decode())))
+    written = [r["move"] for r in rows if r["type"] == "move"]
+    assert [rdom.Move.from_text(t) for t in written] == moves
+    txt = log.export(mid, "txt")[1].decode()
+    assert "None" not in txt and str(swap) in txt
+
+    state = rdom.State.standard_start(("G", "R"))
+    step = next(m for m in rdom.legal_moves(state) if m.kind is rdom.MoveKind.STEP)
+    mid = _play_domination(log, [step])
+    rows = list(csv.DictReader(io.StringIO(log.export(mid, "csv")[1].decode())))
+    assert rdom.Move.from_text(rows[0]["move"]) == step
+
+
+def _apschema():
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(__file__).parent / "data" / "abstractplay" / "gamerecord.json")
+                        .read_text(encoding="utf-8"))
+    return jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker())
+
+
+def test_apgamerecord_export_is_valid_against_the_abstractplay_schema(tmp_path: Path) -> None:
+    from rules import domination as rdom
+
+    validator = _apschema()
+    log = MatchLog(tmp_path / "ap.sqlite")
+    mid = _play(log)
+    record = json.loads(log.export(mid, "apgamerecord")[1])
+    assert list(validator.iter_errors(record)) == []
+    assert record["header"]["game"]["name"] == "Dition"
+    assert record["header"]["players"] == [{"name": "black", "result": 0},
+                                           {"name": "white", "result": 1}]
+    assert record["moves"] == [["7.25,9.50", "3.00,4.00"]]
+
+    state = rdom.State.standard_start(("G", "R"))
+    moves = []
+    for _ in range(3):
+        move = next(m for m in rdom.legal_moves(state) if m.kind is rdom.MoveKind.STEP)
+        moves.append(move)
+        state, _ = rdom.apply_move(state, move)
+    mid = _play_domination(log, moves)
+    record = json.loads(log.export(mid, "apgamerecord")[1])
+    assert list(validator.iter_errors(record)) == []
+    assert [rdom.Move.from_text(t) for rnd in record["moves"] for t in rnd if t] == moves
+    assert record["moves"][-1][1] is None  # G moved last: R's seat in that round is empty
+    # the validator is not a rubber stamp: a record without its end date is refused
+    del record["header"]["date-end"]
+    assert list(validator.iter_errors(record))
+
+
+def test_apgamerecord_needs_a_finished_two_player_standard_match(tmp_path: Path) -> None:
+    from referee.apgamerecord import GameRecordError
+
+    log = MatchLog(tmp_path / "ap.sqlite")
+    open_mid = log.new_match("dition", ["black", "white"])
+    with pytest.raises(GameRecordError, match="has not ended"):
+        log.export(open_mid, "apgamerecord")
+    three = log.new_match("domination", ["G", "R", "B"])
+    log.end_match(three, {"winner": "G", "reason": "no_moves"})
+    with pytest.raises(GameRecordError, match="two-player"):
+        log.export(three, "apgamerecord")
+
+
+def test_matches_cli_says_events_and_prints_the_whole_start_time(tmp_path: Path, capsys) -> None:
+    from referee.cli import main
+
+    db = tmp_path / "m.sqlite"
+    log = MatchLog(db)
+    mid = _play(log)
+    started = log.match(mid).started_at
+    log.close()
+    assert main(["matches", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    header = out.splitlines()[0].split()
+    assert "events" in header and "moves" not in header
+    assert started in out  # not cut at 25 characters
+
+
+@pytest.mark.parametrize("command", [["matches"], ["export", "1"]])
+def test_a_mistyped_db_path_is_an_error_not_a_new_empty_log(tmp_path: Path, command) -> None:
+    from referee.cli import main
+
+    missing = tmp_path / "typo" / "refere.sqlite"
+    with pytest.raises(SystemExit, match="no match log at"):
+        main([*command, "--db", str(missing)])
+    assert not missing.exists() and not missing.parent.exists()

@@ -358,3 +358,35 @@ def test_cli_refuses_bad_sizes_with_a_message(tmp_path: Path, capsys) -> None:
     assert main(["print", "board", "--game", "domination", "--disc-mm", "30",
                  "--out", str(tmp_path)]) == 2
     assert "--cell-mm" in capsys.readouterr().err
+
+
+def test_index_page_labels_do_not_cover_the_markers(dition_a4) -> None:
+    """Issue 17: the index printed A1/A6/D1/D6 over the ArUco markers. The markers are found on
+    the rendered index page; every page label's box (Helvetica metrics, from the PDF's own text
+    operators) must stay clear of their squares."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    reader = PdfReader(str(dition_a4.pdf))
+    px_per_mm = 6.0
+    found = _markers(render_page(reader, 0, px_per_mm, supersample=2), px_per_mm)
+    assert sorted(found) == [0, 1, 2, 3]
+    _, h_mm = page_size_mm(reader, 0)
+    boxes = []
+    labels = {t.label for t in dition_a4.plan.tiles}
+
+    def visit(text, cm, tm, font, size) -> None:
+        if text.strip() in labels:
+            scale = cm[0] * tm[0] if cm[0] else tm[0]
+            x_pt, y_pt = cm[0] * tm[4] + cm[4], cm[3] * tm[5] + cm[5]
+            w_pt = stringWidth(text.strip(), "Helvetica", size) * scale
+            h_pt = 0.72 * size * scale
+            boxes.append((text.strip(), x_pt / PT_PER_MM, h_mm - (y_pt + h_pt) / PT_PER_MM,
+                          w_pt / PT_PER_MM, h_pt / PT_PER_MM))
+
+    reader.pages[0].extract_text(visitor_text=visit)
+    assert {b[0] for b in boxes} == labels
+    for corners in found.values():
+        (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
+        for label, x, y, w, h in boxes:
+            clear = x + w <= x0 or x1 <= x or y + h <= y0 or y1 <= y
+            assert clear, f"page label {label} covers a marker on the index page"

@@ -152,3 +152,90 @@ def test_a_stop_that_times_out_leaves_the_camera_to_its_thread(tmp_path: Path) -
     assert service.stop(timeout=10) is True  # once the read returns, the thread ends
     assert camera.closed and not camera.closed_during_read
     service.log.close()
+
+
+def _wait_until(predicate, timeout: float = 120.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    pytest.fail(f"{what} not reached within {timeout} s")
+
+
+def test_a_demo_match_left_without_an_end_is_closed_as_abandoned(tmp_path: Path) -> None:
+    """Issue 17: when the simulated table began its next match, the one before stayed
+    "in progress" in the log for ever."""
+    from hardware import sim
+    from referee.simtable import sim_intrinsics
+
+    def short(restart: int):  # an empty board for a few frames: a match that never ends
+        rng = np.random.default_rng(restart)
+        camera = sim.random_camera(rng, "dition", image_size=(480, 360))
+        table = sim.ScriptedTable([sim.Still((), 3)], camera, rng, game="dition")
+        table.intrinsics = sim_intrinsics(camera)
+        return table
+
+    service = RefereeService(MatchLog(tmp_path / "db.sqlite"), short, game="dition",
+                             resume=False, demo=True)
+    first = service.referee.match_id
+    service.start()
+    try:
+        _wait_until(lambda: service.referee.match_id > first + 1, 60, "two demo restarts")
+    finally:
+        service.stop()
+    record = service.log.match(first)
+    assert record.ended_at is not None and record.result["reason"] == "abandoned"
+    ends = [e for e in service.log.events(first) if e.type == "end"]
+    assert len(ends) == 1
+
+
+def test_board_not_found_is_the_headline_not_only_a_recent_event(tmp_path: Path) -> None:
+    """Issue 17: New match -> Domination with a Dition table in view left the headline at
+    "Watching... set up the pieces"."""
+    service = _service(tmp_path / "db.sqlite", game="dition")
+    service.command("new_match", {"game": "domination"})
+    table = scripted_table("dition", 4, size=(640, 480))
+    with table, service._lock:  # frames fed by hand, without the frame thread
+        for _ in range(3):
+            service.referee.process(table.read().image)
+    state = service.state()
+    assert service.referee.board is None
+    assert state["status"] == "instruction" and state["instruction"]["kind"] == "warning"
+    assert "Board not found" in state["instruction"]["text"]
+    assert "domination" in state["instruction"]["text"]
+
+
+@pytest.mark.slow
+def test_demo_undo_the_simulated_hand_takes_the_disc_back(tmp_path: Path) -> None:
+    """Issue 17: after an undo the demo said "The board does not match: put back ... take away
+    ..." until its next match. Now the simulated hand takes the undone disc back and play goes
+    on from the record: the next move has the undone move's number and nothing is amiss."""
+    from referee.simtable import carry_on
+
+    pace = Pace(still=2, hand=3, verdict=5)
+    service = RefereeService(
+        MatchLog(tmp_path / "db.sqlite"),
+        lambda restart: scripted_table("dition", 4 + restart, pace=pace, size=(960, 720)),
+        game="dition", resume=False, demo=True,
+        demo_follow=lambda table, match, n: carry_on(table, match, 40 + n, pace=pace))
+    sub = service.subscribe()
+    service.start()
+    try:
+        _wait_for(sub, "move")
+        second = _wait_for(sub, "move")
+        service.command("undo", {})
+        after = []
+        nxt = None
+        while nxt is None:
+            event = sub.get(timeout=120)
+            assert event is not None, "no move after the undo"
+            after.append(event)
+            if event["type"] == "move":
+                nxt = event
+        assert nxt["move_number"] == second["move_number"], [e.get("text") for e in after]
+        assert not [e for e in after if e["type"] in ("warning", "illegal")], \
+            [e.get("text") for e in after]
+    finally:
+        sub.close()
+        service.stop()

@@ -127,3 +127,16 @@ def test_render_rejects_bad_arguments(tmp_path: Path) -> None:
         )
         == 2
     )
+
+
+@pytest.mark.parametrize("game", ["dition", "domination"])
+def test_render_frames_from_an_empty_board(tmp_path: Path, capsys, game: str) -> None:
+    """Issue 17: `--frames --discs 0` failed on "HandRemove needs at least one target"."""
+    out = tmp_path / game
+    assert main(["render", "--game", game, "--seed", "3", "--out", str(out), "--frames",
+                 "--discs", "0", "--size", "240x180"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    truths = [json.loads(Path(x["truth"]).read_text()) for x in lines if "truth" in x]
+    pieces = "discs" if game == "dition" else "stacks"
+    counts = [len(t[pieces]) for t in truths]
+    assert counts[0] == 0 and max(counts) == 1 and counts[-1] == 0  # placed, then taken away

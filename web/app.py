@@ -35,6 +35,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "SESSION_COOKIE_SAMESITE": "Strict",
     "SESSION_COOKIE_HTTPONLY": True,
     "JSON_SORT_KEYS": False,
+    "LISTEN_HOST": None,  # the address the server listens on (web.server.app_for): /api/join
 }
 
 
@@ -53,7 +54,7 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service: Any = N
     app.extensions["referee_states"] = SharedStates()
 
     from web import json_errors, security
-    from web.blueprints import api_control, api_live, api_matches, pages
+    from web.blueprints import api_control, api_join, api_live, api_matches, pages
 
     security.init_app(app)
     json_errors.init_app(app)
@@ -61,4 +62,5 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service: Any = N
     app.register_blueprint(api_live.bp)
     app.register_blueprint(api_control.bp)
     app.register_blueprint(api_matches.bp)
+    app.register_blueprint(api_join.bp)
     return app

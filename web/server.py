@@ -11,7 +11,6 @@ for any one client; bodies over `web.security.MAX_BODY_BYTES` are refused unread
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import sys
 import threading
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from web.errors import ServerStartError
+from web.join import is_loopback
 
 DEFAULT_THREADS = 300  # > the app's STREAMS_MAX (260): 40 workers are always left for pages
 CONNECTION_LIMIT = 600  # open connections (streams + keep-alive pages + a margin)
@@ -27,16 +27,6 @@ REQUEST_HEAD_TIMEOUT_S = 10.0  # a request not received whole by then is dropped
 SLOW_CLIENT_TIMEOUT_S = 20.0  # a stream that cannot send anything for this long is dropped
 IDLE_TIMEOUT_S = 30.0  # a keep-alive connection with nothing to do is closed
 OUTBUF_HIGH_WATERMARK = 1 << 20  # bytes waiting for one client before its worker waits
-
-
-def is_loopback(host: str) -> bool:
-    """True for addresses only this machine can reach (`localhost`, 127.0.0.0/8, ::1)."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def data_dir_of(service: Any) -> Path | None:
@@ -68,7 +58,8 @@ def app_for(service: Any, *, host: str, pin: str | None = None,
         pin = strong_random_pin()
         print(f"owner PIN: {pin}", flush=True)
     config: dict[str, Any] = {"REQUIRE_PIN": require_pin, "PIN": pin,
-                              "ALLOWED_HOSTS": tuple(allowed_hosts)}
+                              "ALLOWED_HOSTS": tuple(allowed_hosts),
+                              "LISTEN_HOST": host}
     data_dir = data_dir_of(service)
     if data_dir is not None:
         config["SECRET_KEY"] = load_secret(data_dir)

@@ -216,6 +216,18 @@ class ScriptedTable(SourceBase):
     def remaining(self) -> int:
         return len(self._plan) - self._next
 
+    @property
+    def options(self) -> RenderOptions:
+        return self._options
+
+    def shown(self) -> tuple[Pieces | None, SimCamera | None]:
+        """(the pieces on the table, the camera) as of the last frame read (the first frame's
+        before any is read): what a script that carries on from here starts with."""
+        if not self._plan:
+            return None, None
+        planned = self._plan[min(max(self._next - 1, 0), len(self._plan) - 1)]
+        return planned.pieces, planned.camera
+
     def read(self) -> Frame:
         if self._closed:
             raise EndOfStream("the scripted table is closed")

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 
-def add_db(parser: argparse.ArgumentParser) -> None:
+def add_db(parser: argparse.ArgumentParser, *, default_text: str | None = None) -> None:
     parser.add_argument("--db", metavar="PATH", default=None,
-                        help="match log (SQLite); default: the user's data directory")
+                        help="match log (SQLite); default: "
+                        + (default_text or "the user's data directory"))
 
 
 def open_log(path: str | None, *, read_only: bool = False) -> Any:
@@ -51,7 +52,8 @@ def corners_or_exit(text: str | None) -> list[list[float]] | None:
 
 def add_board_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corners", metavar="x0,y0,x1,y1,x2,y2,x3,y3",
-                        help="board corners in pixels, corner i = board corner i (DESIGN.md)")
+                        help="board corners in pixels, corner i = board corner i, clockwise from "
+                        "corner 0 as seen from above (docs/DESIGN.md, units and frames)")
     parser.add_argument("--calibration", metavar="FILE", help="calibration JSON")
 
 

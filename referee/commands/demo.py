@@ -12,20 +12,25 @@ from referee.commands.serve import add_server_options, check_pin, run_service
 from referee.games import registry
 
 
+def demo_db_path() -> Path:
+    """The demo's log when no --db is given: in the temporary directory."""
+    return Path(tempfile.gettempdir()) / "tabletop-referee-demo.sqlite"
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--game", choices=registry.names(), default=registry.default_name())
     parser.add_argument("--seed", type=int, default=7, help="which generated match to play")
     parser.add_argument("--speed", type=float, default=1.0,
                         help="frames per second = 5 x speed (the referee keeps up to ~10)")
     parser.add_argument("--quiet", action="store_true", help="do not print the verdicts")
-    add_server_options(parser)
+    add_server_options(parser, db_default=str(demo_db_path()))
 
 
 def run(args: argparse.Namespace) -> int:
     from referee.service import create_demo_service
 
     check_pin(args.host, args.pin)
-    db = Path(args.db) if args.db else Path(tempfile.gettempdir()) / "tabletop-referee-demo.sqlite"
+    db = Path(args.db) if args.db else demo_db_path()
     service = create_demo_service(db, game=args.game, seed=args.seed, speed=args.speed)
     if not args.quiet:
         sub = service.subscribe()

@@ -1,10 +1,11 @@
-"""`referee export MATCH --format json|csv|txt`: one match from the log."""
+"""`referee export MATCH --format json|csv|txt|apgamerecord`: one match from the log."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from referee.apgamerecord import GameRecordError
 from referee.commands._common import add_db, open_log
 from referee.log import EXPORT_FORMATS, UnknownMatchError
 
@@ -20,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     log = open_log(args.db, read_only=True)
     try:
         _, body = log.export(args.match, args.format)
-    except UnknownMatchError as exc:
+    except (UnknownMatchError, GameRecordError) as exc:
         print(f"referee export: {exc}", file=sys.stderr)
         return 1
     if args.out:

@@ -23,10 +23,11 @@ def run(args: argparse.Namespace) -> int:
     if not matches:
         print("no matches in", log.path)
         return 0
-    print(f"{'id':>4}  {'game':<10} {'players':<14} {'started':<25} {'moves':>5}  result")
+    width = max(len("started"), *(len(m.started_at) for m in matches))
+    print(f"{'id':>4}  {'game':<10} {'players':<14} {'started':<{width}} {'events':>6}  result")
     for m in matches:
         result = "in progress" if m.ended_at is None else (
             (m.result or {}).get("text") or (m.result or {}).get("winner") or "draw")
-        print(f"{m.id:>4}  {m.game:<10} {','.join(m.players):<14} {m.started_at[:25]:<25} "
-              f"{m.events:>5}  {result}")
+        print(f"{m.id:>4}  {m.game:<10} {','.join(m.players):<14} {m.started_at:<{width}} "
+              f"{m.events:>6}  {result}")
     return 0

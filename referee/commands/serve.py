@@ -22,7 +22,8 @@ from referee.games import registry
 from web.server import is_loopback
 
 
-def add_server_options(parser: argparse.ArgumentParser, *, default_port: int = 8000) -> None:
+def add_server_options(parser: argparse.ArgumentParser, *, default_port: int = 8000,
+                       db_default: str | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (0.0.0.0 for phones on the network; "
                         "then --pin is required)")
@@ -34,7 +35,7 @@ def add_server_options(parser: argparse.ArgumentParser, *, default_port: int = 8
                         help="also answer requests for this host name (a DNS alias, a proxy); "
                         "loopback names, this machine's name, NAME.local and its addresses "
                         "always work, any other Host gets 421 (repeatable)")
-    add_db(parser)
+    add_db(parser, default_text=db_default)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -27,6 +27,10 @@ class Reading(Protocol):
         ...
 
 
+#: what the demo says when its simulated players cannot carry on after a control
+CANNOT_CARRY_ON = ("The simulated players cannot carry on from this position: start a new "
+                   "match to see them play again")
+
 #: a game-specific control of the page: (service, payload) -> events
 Command = Callable[[Any, dict[str, Any]], list[dict[str, Any]]]
 
@@ -160,6 +164,12 @@ class Game:
         return print_fn(out, sizes_mm[option], paper, options)
 
     # -- the log ---------------------------------------------------------------------------------
+    def move_notation(self, payload: Mapping[str, Any]) -> str:
+        """A logged move in the notation its engine reads back (the APGameRecord's moves)."""
+        from referee.notation import move_text
+
+        return move_text(payload.get("move") or {})
+
     def record_line(self, number: int, payload: Mapping[str, Any]) -> str:
         """One move of the readable game record (`referee export --format txt`)."""
         return f"{number:3d}. {payload.get('colour', '?')} {payload.get('text', '')}"
@@ -181,3 +191,10 @@ class Game:
                   **generate: Any) -> tuple[list[Any], list[Any]]:
         """(the match's turns at the rules level, the simulated table's steps playing them)."""
         raise CommandError("not_supported", f"the simulated table does not play {self.title}")
+
+    def sim_carry_on(self, rng: np.random.Generator, pace: Any, camera: Any, shown: Any,
+                     match: Any) -> tuple[Any, list[Any], list[Any], str | None]:
+        """The demo after a control (`referee.simtable.carry_on`): (the pieces the table must
+        show for `match`'s record, where the hand goes to make `shown` into them, the steps
+        of the players carrying on from the record, a sentence when they cannot, else None)."""
+        return shown, [], [], CANNOT_CARRY_ON

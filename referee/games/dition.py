@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from referee.errors import CommandError
-from referee.games.base import Game
+from referee.games.base import CANNOT_CARRY_ON, Game
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from referee import scripts
@@ -171,6 +171,10 @@ class DitionGame(Game):
         return "disc-mm", "D", print_dition_board
 
     # -- the log ---------------------------------------------------------------------------------
+    def move_notation(self, payload: Mapping[str, Any]) -> str:
+        """The centre of the placed disc in diameters from corner 0: "7.30,9.10"."""
+        return f"{float(payload['x']):.2f},{float(payload['y']):.2f}"
+
     def record_line(self, number: int, payload: Mapping[str, Any]) -> str:
         p = payload
         removed = p.get("removed") or []
@@ -196,7 +200,7 @@ class DitionGame(Game):
         discs = random_discs(rng, n + 1)
         before, new = discs[:n], discs[n]
         after = before + (new,)
-        gone = after[: min(2, n)]
+        gone = after[: max(1, min(2, n))]  # with no disc before, the placed one goes again
         final = tuple(d for d in after if d not in gone)
         return before, after, final, (new.x, new.y), [(d.x, d.y) for d in gone]
 
@@ -206,6 +210,27 @@ class DitionGame(Game):
 
         turns = list(scripts.generate_dition_match(rng, **generate))
         return turns, dition_steps(turns, pace, rng, camera)
+
+    def sim_carry_on(self, rng: np.random.Generator, pace: Pace, camera: Any, shown: Any,
+                     match: DitionMatch) -> tuple[Any, list[Any], list[Any], str | None]:
+        from referee import scripts
+
+        wanted, start = _dition_wanted(tuple(shown), match)
+        fresh = not start.discs and start.move_number == 1  # a new match: the whole story
+        note = None
+        try:
+            turns = (scripts.generate_dition_match(rng, start=None if fresh else start)
+                     if match.phase == "await_move" else [])
+        except RuntimeError:
+            turns, note = [], CANNOT_CARRY_ON
+        steps = dition_steps(turns, pace, rng, camera) if turns else []
+        changed = ([(d.x, d.y) for d in shown if d not in wanted]
+                   + [(d.x, d.y) for d in wanted if d not in shown])
+        return wanted, changed, steps, note
+
+
+#: a simulated disc this close to a recorded one (and of its colour) is that disc
+SAME_DISC = 0.35
 
 
 def _sim_discs(discs: Sequence[Any]) -> tuple[Any, ...]:
@@ -221,7 +246,8 @@ def dition_steps(turns: Sequence[scripts.DitionTurn], pace: Pace, rng: np.random
     from hardware import sim
     from referee.simsteps import bumped
 
-    steps: list[Any] = [sim.Still((), pace.still * 2, label={"turn": -1})]
+    first = _sim_discs(turns[0].before.discs) if turns else ()
+    steps: list[Any] = [sim.Still(first, pace.still * 2, label={"turn": -1})]
     for n, turn in enumerate(turns):
         before = _sim_discs(turn.before.discs)
         placed = _sim_discs(turn.with_placed)
@@ -267,3 +293,25 @@ def dition_steps(turns: Sequence[scripts.DitionTurn], pace: Pace, rng: np.random
 
 
 GAME = DitionGame()
+
+
+def _dition_wanted(shown: tuple[Any, ...], match: DitionMatch) -> tuple[tuple[Any, ...], Any]:
+    """(the discs the table must show for the match's record, the position to carry on from):
+    a recorded disc the table already has stays where it lies (the record holds the camera's
+    reading of it); one the table lacks is put back where the record says."""
+    from hardware import sim
+    from rules import dition as rd
+
+    record = match.board_position
+    left = list(shown)
+    out = []
+    for d in record.discs:
+        near = [s for s in left if s.colour == d.colour.value
+                and float(np.hypot(s.x - d.x, s.y - d.y)) < SAME_DISC]
+        keep = min(near, key=lambda s: float(np.hypot(s.x - d.x, s.y - d.y))) if near else None
+        if keep is not None:
+            left.remove(keep)
+        out.append(keep or sim.SimDisc(float(d.x), float(d.y), d.colour.value))
+    start = rd.Position(tuple(rd.Disc(s.x, s.y, rd.Colour(s.colour)) for s in out),
+                        to_move=record.to_move, move_number=record.move_number)
+    return tuple(out), start

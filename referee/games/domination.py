@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from referee.errors import CommandError
-from referee.games.base import Command, Game
+from referee.games.base import CANNOT_CARRY_ON, Command, Game
 from referee.notation import move_text
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -217,7 +217,7 @@ class DominationGame(Game):
         new_cell = cells[-1]
         before = {c: stacks[c] for c in cells[:-1]}
         after = dict(before, **{new_cell: stacks[new_cell]})
-        gone_cells = cells[: min(2, n)]
+        gone_cells = cells[: max(1, min(2, n))]  # with no stack before, the new one goes again
         final = {c: s for c, s in after.items() if c not in gone_cells}
         return before, after, final, new_cell, list(gone_cells)
 
@@ -227,6 +227,29 @@ class DominationGame(Game):
 
         turns = list(scripts.generate_domination_match(rng, **generate))
         return turns, domination_steps(turns, pace, rng, camera)
+
+    def sim_carry_on(self, rng: np.random.Generator, pace: Pace, camera: Any, shown: Any,
+                     match: Any) -> tuple[Any, list[Any], list[Any], str | None]:
+        from referee import scripts
+        from rules import domination as rdom
+
+        players = tuple(match.players)
+        state = match.state
+        if state is None and len(players) == 2:
+            state = rdom.State.standard_start(players)
+        if state is None:
+            return shown, [], [], ("The simulated players set up two-player matches only: "
+                                   "set up the start by hand")
+        wanted = {c: stack for c, stack in state.stacks.items() if stack}
+        note = None
+        try:  # a new match (no state yet) gets the whole story, else any visible moves
+            turns = (scripts.generate_domination_match(rng, players=players, start=match.state)
+                     if match.phase in ("setup", "await_move") else [])
+        except (RuntimeError, ValueError):
+            turns, note = [], CANNOT_CARRY_ON
+        steps = domination_steps(turns, pace, rng, camera) if turns else []
+        changed = sorted(c for c in set(shown) | set(wanted) if shown.get(c) != wanted.get(c))
+        return wanted, changed, steps, note
 
 
 def domination_steps(turns: Sequence[scripts.DominationTurn], pace: Pace,

@@ -134,7 +134,7 @@ def _borderline(
         if allowed is not None:
             near &= allowed
         out += [
-            {"disc": int(i), "distance": float(distance[i]), "threshold": threshold}
+            {"disc": int(i), "distance": round(float(distance[i]), 6), "threshold": threshold}
             for i in np.flatnonzero(near)
         ]
     return sorted(out, key=lambda item: (item["disc"], item["threshold"]))

@@ -11,7 +11,7 @@ from web.service_access import get_service, to_jsonable
 
 bp = Blueprint("api_matches", __name__, url_prefix="/api/matches")
 
-EXPORT_FORMATS = {"json": "json", "csv": "csv", "txt": "txt"}
+EXPORT_FORMATS = {"json": "json", "csv": "csv", "txt": "txt", "apgamerecord": "json"}
 
 
 def _log() -> Any:
@@ -53,7 +53,7 @@ def _event_json(event: Any) -> Any:
 def export(match_id: int) -> Response:
     fmt = request.args.get("format", "json")
     if fmt not in EXPORT_FORMATS:
-        raise BadRequestError(f"unknown export format {fmt!r}: use json, csv or txt",
+        raise BadRequestError(f"unknown export format {fmt!r}: use {', '.join(EXPORT_FORMATS)}",
                               code="bad_format")
     _match_or_404(match_id)
     mimetype, body = _log().export(match_id, fmt)

@@ -130,17 +130,23 @@ function initShell() {
     }
   });
   const toggle = document.getElementById("sound-toggle");
+  const LABELS = { on: "Sound on", blocked: "Tap for sound", off: "Sound off" };
   const show = () => {
+    const status = sound.status;
     toggle.setAttribute("aria-pressed", String(sound.enabled));
-    toggle.innerHTML = sound.enabled ? SPEAKER_ON : SPEAKER_OFF;
-    toggle.title = sound.enabled ? "Sound on: click to mute" : "Sound off: click for alerts on suicide, game end and errors";
+    toggle.dataset.sound = status;
+    toggle.innerHTML = (sound.enabled ? SPEAKER_ON : SPEAKER_OFF) +
+      `<span class="sound-label">${LABELS[status]}</span>`;
+    toggle.title = sound.enabled
+      ? "Sound on suicide, game end and errors: click to mute"
+      : "Sound off: click for alerts on suicide, game end and errors";
   };
   toggle?.addEventListener("click", () => {
     sound.setEnabled(!sound.enabled);
     show();
     if (sound.enabled) sound.play("info");
   });
-  if (toggle) show();
+  if (toggle) { sound.onChange(show); show(); }
 }
 
 initShell();

@@ -2,10 +2,15 @@
 import { control, getJSON, reportError, toast } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
+// Which corner is which: the board's own corners (the diagram draws corner 0 top-left), not
+// the picture's, since the camera may see the board turned; where the referee found the board
+// the picture is labelled with them.
 const CORNER_NAMES = {
-  dition: ["top-left (corner 0)", "top-right (1)", "bottom-right (2)", "bottom-left (3)"],
-  domination: ["next to a8", "next to h8", "next to h1", "next to a1"],
+  dition: ["corner 0 (diagram's top-left)", "corner 1 (diagram's top-right)",
+    "corner 2 (diagram's bottom-right)", "corner 3 (diagram's bottom-left)"],
+  domination: ["the corner by a8", "the corner by h8", "the corner by h1", "the corner by a1"],
 };
+const CORNER_LABELS = { dition: ["0", "1", "2", "3"], domination: ["a8", "h8", "h1", "a1"] };
 let corners = [];
 let currentCorners = null;  // what the referee uses now (state.board.corners_px)
 let frameUrl = null;
@@ -21,6 +26,14 @@ function drawMarks() {
   let html = "";
   if (currentCorners && currentCorners.length === 4) {
     html += `<polygon class="current" points="${currentCorners.map((p) => p.join(",")).join(" ")}" stroke-width="${r / 4}"/>`;
+    // label each corner as the referee found it, pushed outwards from the board's centre
+    const cx = currentCorners.reduce((a, p) => a + p[0], 0) / 4;
+    const cy = currentCorners.reduce((a, p) => a + p[1], 0) / 4;
+    currentCorners.forEach(([x, y], i) => {
+      const d = Math.hypot(x - cx, y - cy) || 1;
+      const lx = x - (x - cx) / d * r * 4, ly = y - (y - cy) / d * r * 4 + r * 1.6;  // just inside
+      html += `<text class="corner-label" x="${lx}" y="${ly}" font-size="${r * 4.5}" stroke-width="${r / 2}" text-anchor="middle">${CORNER_LABELS[game()][i]}</text>`;
+    });
   }
   if (corners.length >= 3) html += `<polygon points="${corners.map((p) => p.join(",")).join(" ")}" stroke-width="${r / 4}"/>`;
   corners.forEach(([x, y], i) => {
@@ -31,7 +44,7 @@ function drawMarks() {
   const names = CORNER_NAMES[game()];
   $("corner-names").textContent = names.join(", ");
   $("cal-hint").textContent = corners.length < 4
-    ? `Click corner ${corners.length}: ${names[corners.length]}`
+    ? `Click ${names[corners.length]}`
     : "Four corners set: use them, or clear and click again";
   $("cal-send").disabled = corners.length !== 4;
 }

@@ -5,7 +5,8 @@
 const SVG_NS = "http://www.w3.org/2000/svg";
 export const PIECE_COLOURS = { G: "#2f9e44", R: "#d0352b", B: "#2463c9", Y: "#e9c21c" };
 export const PLAYER_NAMES = { G: "Green", R: "Red", B: "Blue", Y: "Yellow", black: "Black", white: "White" };
-const ROLE_COLOURS = { remove: "#ff3b30", placed: "#34c759", wrong: "#ff9f0a", borderline: "#ffd60a", capture: "#ff3b30" };
+// the verdicts name these rings in words ("ringed in red"): referee/dition_match.py RING_WORDS
+const ROLE_COLOURS = { remove: "#ff3b30", placed: "#34c759", wrong: "#ff9f0a", missing: "#ff9f0a", borderline: "#ffd60a", capture: "#ff3b30" };
 const DANGER_COLOURS = {
   suicide: [255, 59, 48], sacrifice: [255, 159, 10], capture: [52, 199, 89],
   illegal: [90, 90, 90], occupied: [90, 90, 90], blocked: [90, 90, 90], safe: null, quiet: null,
@@ -64,17 +65,17 @@ function arrow(layer, from, to, kind, label) {
 }
 
 // ---------------------------------------------------------------------------- Dition
-function drawDition(svg, state, opts) {
+function drawDition(svg, root, state, opts) {
   svg.setAttribute("viewBox", "-0.8 -0.8 21.6 21.6");
-  el("rect", { x: -0.8, y: -0.8, width: 21.6, height: 21.6, class: "plate", rx: 0.3 }, svg);
-  if (opts.danger && state.danger) drawDanger(svg, state.danger);
-  el("rect", { x: 0, y: 0, width: 20, height: 20, class: "board-line" }, svg);
-  el("rect", { x: 3, y: 3, width: 14, height: 14, class: "board-line" }, svg);
+  el("rect", { x: -0.8, y: -0.8, width: 21.6, height: 21.6, class: "plate", rx: 0.3 }, root);
+  if (opts.danger && state.danger) drawDanger(root, state.danger);
+  el("rect", { x: 0, y: 0, width: 20, height: 20, class: "board-line" }, root);
+  el("rect", { x: 3, y: 3, width: 14, height: 14, class: "board-line" }, root);
   const discs = (state.position && state.position.discs) || [];
-  const rangeLayer = el("g", { class: "range-layer" }, svg);
-  const pairLayer = el("g", { class: "pairs" }, svg);
-  const discLayer = el("g", { class: "discs" }, svg);
-  const markLayer = el("g", { class: "marks" }, svg);
+  const rangeLayer = el("g", { class: "range-layer" }, root);
+  const pairLayer = el("g", { class: "pairs" }, root);
+  const discLayer = el("g", { class: "discs" }, root);
+  const markLayer = el("g", { class: "marks" }, root);
   const showRange = new Set(opts.rangeFor || []);
   discs.forEach((d, i) => {
     if (opts.range || showRange.has(i)) {
@@ -153,10 +154,10 @@ export function dangerLegend(danger) {
 }
 
 // ------------------------------------------------------------------------ Domination
-function drawDomination(svg, state, opts) {
-  svg.setAttribute("viewBox", "-0.55 -0.25 8.8 8.8");
-  el("rect", { x: -0.55, y: -0.25, width: 8.8, height: 8.8, class: "plate", rx: 0.12 }, svg);
-  const cells = el("g", { class: "cells" }, svg);
+function drawDomination(svg, root, state, opts) {
+  svg.setAttribute("viewBox", "-0.6 -0.6 9.2 9.2");  // square about the board centre: it turns
+  el("rect", { x: -0.6, y: -0.6, width: 9.2, height: 9.2, class: "plate", rx: 0.12 }, root);
+  const cells = el("g", { class: "cells" }, root);
   for (let f = 0; f < 8; f++) {
     for (let row = 0; row < 8; row++) {
       const cell = `${FILES[f]}${8 - row}`;
@@ -165,7 +166,7 @@ function drawDomination(svg, state, opts) {
         "data-cell": cell }, cells);
     }
   }
-  const labels = el("g", { class: "coords" }, svg);
+  const labels = el("g", { class: "coords" }, root);
   for (let f = 0; f < 8; f++) {
     const t = el("text", { x: f + 0.5, y: 8.35 }, labels); t.textContent = FILES[f];
   }
@@ -174,7 +175,7 @@ function drawDomination(svg, state, opts) {
   }
   const position = state.position || {};
   const stacks = position.stacks || {};
-  const pieces = el("g", { class: "stacks" }, svg);
+  const pieces = el("g", { class: "stacks" }, root);
   for (const [cell, stack] of Object.entries(stacks)) {
     if (!stack || stack === ".") continue;
     const [cx, cy] = cellCentre(cell);
@@ -192,7 +193,7 @@ function drawDomination(svg, state, opts) {
         fill: PIECE_COLOURS[p] || "#888", class: "slot" }, g);
     });
   }
-  const marks = el("g", { class: "marks" }, svg);
+  const marks = el("g", { class: "marks" }, root);
   for (const h of highlights(state)) {
     if (!h.cell) continue;
     const [cx, cy] = cellCentre(h.cell);
@@ -216,20 +217,32 @@ function highlights(state) {
   return (state.instruction && state.instruction.highlight) || [];
 }
 
-// Draw `state` into `svg`. opts: {range, rangeFor: [disc indices], danger}
+// Draw `state` into `svg`. opts: {range, rangeFor: [disc indices], danger, turns}
+// turns: quarter turns clockwise, to show the board as the camera sees it (state.view) or from
+// a player's side; the labels stay upright.
 export function renderDiagram(svg, state, opts = {}) {
   while (svg.firstChild) svg.removeChild(svg.firstChild);
   svg.dataset.game = state.game || "";
   defs(svg);
-  if (state.game === "domination") drawDomination(svg, state, opts);
-  else drawDition(svg, state, opts);
+  const root = el("g", { class: "view" }, svg);
+  if (state.game === "domination") drawDomination(svg, root, state, opts);
+  else drawDition(svg, root, state, opts);
+  const turns = (((opts.turns || 0) % 4) + 4) % 4;
+  svg.dataset.turns = String(turns);
+  if (!turns) return;
+  const c = state.game === "domination" ? 4 : 10;
+  root.setAttribute("transform", `rotate(${90 * turns} ${c} ${c})`);
+  for (const t of root.querySelectorAll("text")) {
+    t.setAttribute("transform", `rotate(${-90 * turns} ${t.getAttribute("x")} ${t.getAttribute("y")})`);
+  }
 }
 
 // Board coordinates of a pointer event on the diagram.
 export function boardPoint(svg, event) {
   const pt = svg.createSVGPoint();
   pt.x = event.clientX; pt.y = event.clientY;
-  const p = pt.matrixTransform(svg.getScreenCTM().inverse());
+  const root = svg.querySelector("g.view") || svg;  // through the turn of the diagram
+  const p = pt.matrixTransform(root.getScreenCTM().inverse());
   return [p.x, p.y];
 }
 

@@ -1,6 +1,6 @@
 // The live page: verdict pushed by Server-Sent Events, board diagram, camera, controls.
 import { control, getJSON, reportError, toast } from "./api.js";
-import { renderDiagram, renderPlayers, boardPoint, cellAt, dangerLegend, PLAYER_NAMES, playerName } from "./diagram.js";
+import { renderDiagram, renderPlayers, boardPoint, cellAt, dangerLegend, PLAYER_NAMES, PIECE_COLOURS, playerName } from "./diagram.js";
 import { sound } from "./sound.js";
 
 const $ = (id) => document.getElementById(id);
@@ -9,7 +9,7 @@ const KIND_TITLES = {
   over: "Game over", warning: "Check", error: "Problem", question: "Question",
 };
 const STATUS_TITLES = {
-  waiting: "Your move", settling: "Watching…", instruction: "Referee", question: "Question",
+  waiting: "Waiting", settling: "Watching…", instruction: "Referee", question: "Question",
   paused: "Paused", camera_lost: "Camera lost", over: "Game over",
 };
 const SOUND_KINDS = new Set(["suicide", "over", "error"]);
@@ -27,7 +27,9 @@ const VARIANTS = {
 let current = null;           // the last state received
 let lastSoundKey = null;      // instruction already announced
 let gameOverDismissed = null; // match id whose game-over screen was closed
-const view = { range: false, danger: false, correct: false, rangeFor: [] };
+const view = { range: false, danger: false, correct: false, rangeFor: [], turns: 0,
+  // quarter turns a player added (to see the board from their side), kept on this phone
+  extraTurns: Number(localStorage.getItem("referee.turns") || 0) % 4 };
 
 // ---------------------------------------------------------------------------- render
 function instructionKey(state) {
@@ -45,8 +47,17 @@ function render(state) {
   const text = ins.text || "";
   verdict.className = `verdict kind-${kind} status-${state.status}` +
     (text.length > 160 ? " verdict-longer" : text.length > 70 ? " verdict-long" : "");
-  $("verdict-kind").textContent = state.status === "instruction" || state.status === "over"
-    ? (KIND_TITLES[kind] || kind) : (STATUS_TITLES[state.status] || state.status);
+  const kindEl = $("verdict-kind");
+  kindEl.textContent = state.status === "instruction" || state.status === "over"
+    ? (KIND_TITLES[kind] || kind)
+    : (state.status === "waiting" && state.to_move ? `${playerName(state.to_move)} to move`
+      : (STATUS_TITLES[state.status] || state.status));
+  if (state.status === "waiting" && state.to_move) {  // whose move, by name and colour
+    const dot = document.createElement("i");
+    dot.className = `swatch swatch-${state.to_move}`;
+    if (PIECE_COLOURS[state.to_move]) dot.style.background = PIECE_COLOURS[state.to_move];
+    kindEl.prepend(dot);
+  }
   $("verdict-text").textContent = ins.text || STATUS_TITLES[state.status] || "";
 
   const game = state.game ? state.game[0].toUpperCase() + state.game.slice(1) : "—";
@@ -87,6 +98,10 @@ function render(state) {
 
 function drawBoard() {
   if (!current) return;
+  const camera = (current.view && current.view.quarter_turns) || 0;
+  view.turns = camera + view.extraTurns;
+  $("opt-turn").textContent = view.extraTurns ? `${90 * view.extraTurns}°` : "turn";
+  $("opt-turn").title = "Turn the diagram a quarter turn (to see it from your side of the table)";
   renderDiagram($("diagram"), current, view);
   const legend = $("diagram-legend");
   legend.innerHTML = "";
@@ -233,6 +248,11 @@ function fillPlayers() {
 // ---------------------------------------------------------------- diagram interaction
 function initDiagram() {
   const svg = $("diagram");
+  $("opt-turn").addEventListener("click", () => {
+    view.extraTurns = (view.extraTurns + 1) % 4;
+    localStorage.setItem("referee.turns", String(view.extraTurns));
+    drawBoard();
+  });
   $("opt-range").addEventListener("change", (e) => { view.range = e.target.checked; drawBoard(); });
   $("opt-danger").addEventListener("change", (e) => { view.danger = e.target.checked; drawBoard(); });
   $("opt-correct").addEventListener("change", (e) => {
@@ -350,6 +370,27 @@ function initCamera() {
   next(0);
 }
 
+// ------------------------------------------------------------------------------ joining
+async function initJoin() {
+  try {
+    const info = await getJSON("/api/join");
+    $("join-qr").innerHTML = info.qr_svg || "";
+    $("join-qr").hidden = !info.qr_svg;
+    const list = $("join-urls");
+    list.innerHTML = "";
+    for (const url of info.urls || []) {
+      const li = document.createElement("li");
+      const a = document.createElement("a");
+      a.href = url; a.textContent = url;
+      li.appendChild(a);
+      list.appendChild(li);
+    }
+    $("join-note").textContent = info.note || (info.mdns ? `or find "${info.mdns}" on the network` : "");
+  } catch (err) {
+    $("join-note").textContent = `Addresses unavailable: ${err.message}`;
+  }
+}
+
 // ---------------------------------------------------------------------------- updates
 function connect() {
   const link = $("status-link");
@@ -365,6 +406,7 @@ window.refereeRender = render;  // for debugging from the console: render(stateO
 initControls();
 initDiagram();
 initCamera();
+initJoin();
 getJSON("/api/state").then(render).catch(reportError);
 connect();
 document.addEventListener("keydown", (e) => { if (e.key === "Escape") hidePopover(); });

@@ -1,5 +1,7 @@
-// Short alert sounds made with the WebAudio API (no audio files). Browsers allow audio only
-// after a user gesture, so the sound switch in the top bar unlocks it.
+// Short alert sounds made with the WebAudio API (no audio files). Sound is on unless switched
+// off (the labelled switch in the top bar); browsers allow audio only after a user gesture, so
+// the first tap or key anywhere on the page unlocks it, and the switch says "tap for sound"
+// until then.
 const PATTERNS = {
   // [frequency Hz, start s, duration s, waveform]
   suicide: [[660, 0, 0.18, "square"], [440, 0.2, 0.18, "square"], [262, 0.4, 0.45, "square"]],
@@ -12,22 +14,41 @@ const PATTERNS = {
 
 class Sound {
   constructor() {
-    this.enabled = localStorage.getItem("referee.sound") === "on";
+    this.enabled = localStorage.getItem("referee.sound") !== "off";
     this.context = null;
     this.played = [];  // kinds played, newest last (the browser tests read it)
+    this.listeners = [];
+    const unlock = () => { if (this.enabled) this.ensureContext(); };
+    for (const type of ["pointerdown", "keydown", "touchend"]) {
+      document.addEventListener(type, unlock, { capture: true, passive: true });
+    }
   }
+
+  // "on" (the browser plays it), "blocked" (on, waiting for a first tap), or "off"
+  get status() {
+    if (!this.enabled) return "off";
+    return this.context && this.context.state === "running" ? "on" : "blocked";
+  }
+
+  onChange(fn) { this.listeners.push(fn); }
+
+  changed() { for (const fn of this.listeners) fn(this.status); }
 
   setEnabled(on) {
     this.enabled = on;
     localStorage.setItem("referee.sound", on ? "on" : "off");
     if (on) this.ensureContext();
+    this.changed();
   }
 
   ensureContext() {
     const Ctx = window.AudioContext || window.webkitAudioContext;
     if (!Ctx) return null;
-    if (!this.context) this.context = new Ctx();
-    if (this.context.state === "suspended") this.context.resume();
+    if (!this.context) {
+      this.context = new Ctx();
+      this.context.addEventListener("statechange", () => this.changed());
+    }
+    if (this.context.state === "suspended") this.context.resume().catch(() => {});
     return this.context;
   }
 
