@@ -1,35 +1,50 @@
-"""A fake `Picamera2`, written against the real picamera2 API, with fault injection.
+"""A fake `Picamera2`, written against the real picamera2 API and threading, with faults.
 
-The real class (raspberrypi/picamera2, `picamera2/picamera2.py`) cannot be imported off a Pi
-because it needs `libcamera`. This fake keeps its names and signatures and its observable
-behaviour, so `Picamera2Source` is tested on any machine:
+The real class (raspberrypi/picamera2, `picamera2/picamera2.py` and `job.py`) cannot be imported
+off a Pi because it needs `libcamera`. This fake keeps its names, signatures and observable
+behaviour, including its threading, so `Picamera2Source` is tested on any machine:
 
 - `Picamera2(camera_num=0, verbose_console=None, tuning=None, allocator=None)`: an index with no
-  camera raises `IndexError` (as `global_camera_info()[camera_num]` does in the real one); a camera
-  held elsewhere raises `RuntimeError("Camera __init__ sequence did not complete.")`.
-- `global_camera_info()` (static): one dict per camera with "Model", "Location", "Rotation", "Id",
-  "Num".
-- `create_preview_configuration / create_still_configuration / create_video_configuration(main={},
-  lores=None, raw={}, transform=None, colour_space=None, buffer_count=..., controls={},
-  display=..., encode=..., queue=True) -> dict`, `configure(camera_config="preview")`,
-  `start(config=None, show_preview=False)`, `stop()`, `close()`, context manager.
-- `capture_array(name="main", wait=None, signal_function=None)`, `capture_arrays(names=["main"],
-  ...) -> (arrays, metadata)`, `capture_metadata(wait=None, ...)`, `capture_request(wait=None, ...)
-  -> request` with `make_array(name)`, `get_metadata()`, `release()`. A float `wait` is a timeout:
-  `TimeoutError` when no frame comes (as `Job.get_result(timeout)` raises in the real one).
-- `set_controls(dict)` (unknown control: `RuntimeError`), `camera_controls` {name: (min, max,
-  default)}, `camera_properties`, `sensor_resolution`.
+  camera raises `IndexError` (`global_camera_info()[camera_num]`); a camera held elsewhere, or one
+  whose sensor does not answer, raises `RuntimeError("Camera __init__ sequence did not complete.")`.
+- `global_camera_info()`: one dict per camera with "Model", "Location", "Rotation", "Id", "Num".
+- `create_preview/still/video_configuration(main={}, lores=None, raw={}, transform=None,
+  colour_space=None, buffer_count=.., controls={}, display=.., encode=.., queue=True, sensor={},
+  use_case=..)`, `configure(camera_config=None)`, `start(config=None, show_preview=False)`.
+- The request queue, as in the real one: `start()` runs an event loop thread (the NullPreview)
+  that receives a completed request every frame period and keeps the newest `queue` of them
+  (`completed_requests`). Every capture is a `Job` put on `_job_list` by `dispatch_functions(
+  functions, wait, signal_function=None, immediate=False)`; the loop runs the jobs in order, a job
+  waiting for a request stays first in the list until one comes. `wait=True` waits as long as it
+  takes, a number is a timeout (`TimeoutError` from `Job.get_result(timeout)`: the job stays
+  queued), `wait=False` returns the `Job`.
+- `stop()` with the event loop running is `dispatch_functions([self.stop_], wait=True,
+  immediate=True)`: queued behind any pending job, with no timeout. After a capture timed out on
+  a camera that no longer delivers, `stop()` never returns; `cancel_all_and_flush()` cancels and
+  clears the jobs (their waiters get `CancelledError`) so the camera can be closed. `close()`
+  stops the event loop first, then stops the camera directly (it does not queue).
+- `capture_request(wait=None, signal_function=None, flush=None)` (flush: True or a timestamp in
+  ns: frames exposed before it are dropped) -> request with `make_array(name)`, `get_metadata()`,
+  `release()`; `capture_array(name="main", ...)`, `capture_arrays(names=["main"], ...)`,
+  `capture_metadata(...)`, `drop_frames(num_frames, ...)`, `autofocus_cycle(wait=None,
+  signal_function=None)` -> True when focused.
+- `set_controls(dict)` (unknown control: `RuntimeError`); controls take effect with the next
+  frames. `camera_controls` {name: (min, max, default)}, `camera_properties`, `sensor_resolution`.
 
-Pixel formats are honoured as in memory on a Pi: "RGB888" hands out B, G, R bytes (what OpenCV
-wants), "BGR888" hands out R, G, B, "XBGR8888"/"XRGB8888" add a fourth byte (255).
+Pixel formats as in memory on a Pi: "RGB888" hands out B, G, R bytes (what OpenCV wants),
+"BGR888" R, G, B, "XBGR8888"/"XRGB8888" add a fourth byte (255). Images are made only when a
+request's array is taken (`make_array`), as the real buffers are filled by the hardware.
 
-The fake auto-exposure / auto-white-balance converge over `settle_frames` frames: until then the
-image is darker and the metadata (ExposureTime, AnalogueGain, ColourGains, AeLocked) still moving.
-Manual ExposureTime/AnalogueGain (AeEnable False) are honoured in the picture's brightness.
+The fake AE/AWB converge over `settle_frames` frames. Autofocus (imx708 only): the lens starts at
+the tuning file's default (1.0 dioptre); the picture is blurred in proportion to how far the lens
+position is from the board's `focus_dioptres`; an autofocus cycle scans for `af_scan_frames`
+frames, then reports Focused with the lens at `focus_dioptres` (or Failed, `af_fails`).
 
-Faults (`FakeCamera` fields): `busy` (held by another process), `fail_every_n` (every n-th capture
-raises RuntimeError), `corrupt_every_n` (every n-th frame is a truncated buffer),
-`disconnect_after_n` (after n frames the camera stops delivering: captures time out).
+Faults (`FakeCamera` fields): `busy` (held by another process), `fail_every_n` (every n-th
+capture job raises RuntimeError), `corrupt_every_n` (every n-th frame is a truncated buffer),
+`disconnect_after_n` (an instance stops receiving frames after n), `connected` (set it False at
+any time: no camera receives frames and none opens; True again: a new instance works), `stop_hangs`
+(the libcamera stop of a camera that lost its sensor never returns).
 """
 
 from __future__ import annotations
@@ -37,7 +52,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Self
 
 import numpy as np
@@ -60,8 +77,38 @@ _CONTROLS_COMMON: dict[str, tuple[Any, Any, Any]] = {
 _CONTROLS_AUTOFOCUS: dict[str, tuple[Any, Any, Any]] = {
     "AfMode": (0, 2, 0),
     "AfTrigger": (0, 1, 0),
+    "AfRange": (0, 2, 0),
+    "AfSpeed": (0, 1, 0),
     "LensPosition": (0.0, 15.0, 1.0),
 }
+
+
+class AfModeEnum:
+    """libcamera.controls.AfModeEnum"""
+
+    Manual = 0
+    Auto = 1
+    Continuous = 2
+
+
+class AfTriggerEnum:
+    """libcamera.controls.AfTriggerEnum"""
+
+    Start = 0
+    Cancel = 1
+
+
+class AfStateEnum:
+    """libcamera.controls.AfStateEnum"""
+
+    Idle = 0
+    Scanning = 1
+    Focused = 2
+    Failed = 3
+
+
+#: the imx708 tuning file's default lens position (dioptres)
+DEFAULT_LENS_POSITION = 1.0
 
 #: sensor model -> full resolution (w, h)
 SENSOR_RESOLUTIONS: dict[str, tuple[int, int]] = {
@@ -73,6 +120,7 @@ SENSOR_RESOLUTIONS: dict[str, tuple[int, int]] = {
 }
 
 _FORMATS = ("RGB888", "BGR888", "XBGR8888", "XRGB8888")
+_STREAM_KEYS = ("format", "size", "stride", "preserve_ar")
 
 
 def _default_scene(index: int, size: tuple[int, int]) -> BgrImage:
@@ -91,6 +139,7 @@ def _default_scene(index: int, size: tuple[int, int]) -> BgrImage:
     return image
 
 
+
 @dataclass
 class FakeCamera:
     """One fake camera module: what it shows, how it behaves, which faults it injects."""
@@ -105,10 +154,19 @@ class FakeCamera:
     target_exposure_us: int = 16000
     target_gain: float = 2.0
     target_colour_gains: tuple[float, float] = (1.9, 1.6)
+    #: where the board is in focus (dioptres = 1 / distance in m); autofocus finds it
+    focus_dioptres: float = DEFAULT_LENS_POSITION
+    #: blur (Gaussian sigma, px at 1000 px width) per dioptre of focus error
+    blur_px_per_dioptre: float = 3.0
+    af_scan_frames: int = 6
+    af_fails: bool = False
     busy: bool = False
     fail_every_n: int | None = None
     corrupt_every_n: int | None = None
     disconnect_after_n: int | None = None
+    #: False: the sensor does not answer (cable out): no frames, opening fails
+    connected: bool = True
+    stop_hangs: bool = False
     location: int = 2
     rotation: int = 180
 
@@ -139,26 +197,84 @@ class FakeCameraSystem:
         return BoundPicamera2
 
 
-class _FakeRequest:
-    """Mirrors `picamera2.request.CompletedRequest`: `make_array`, `get_metadata`, `release`."""
+class Job:
+    """`picamera2.job.Job`: functions run by the event loop, one step per frame until done."""
 
-    def __init__(self, arrays: dict[str, np.ndarray], metadata: dict[str, Any]) -> None:
-        self._arrays = arrays
+    def __init__(self, functions: list[Callable[[], tuple[bool, Any]]],
+                 signal_function: Callable[[Job], None] | None = None) -> None:
+        self._functions = list(functions)
+        self._future: Future[Any] = Future()
+        self._future.set_running_or_notify_cancel()
+        self._signal_function = signal_function
+        self._result: Any = None
+        self.calls = 0
+
+    def execute(self) -> bool:
+        assert self._functions, "Job already completed!"
+        try:
+            while self._functions:
+                done, result = self._functions[0]()
+                self.calls += 1
+                if not done:
+                    break
+                self._functions.pop(0)
+            if not self._functions:
+                self._result = result
+        except Exception as exc:  # noqa: BLE001 - handed to the waiter, as the real one does
+            self._future.set_exception(exc)
+            self._functions = []
+        return not self._functions
+
+    def signal(self) -> None:
+        assert not self._functions, "Job not finished!"
+        if not self._future.done():
+            self._future.set_result(self._result)
+        if self._signal_function:
+            self._signal_function(self)
+
+    def get_result(self, timeout: float | None = None) -> Any:
+        return self._future.result(timeout=timeout)
+
+    def cancel(self) -> None:
+        self._future.set_exception(CancelledError())
+
+
+class CompletedRequest:
+    """`picamera2.request.CompletedRequest`: `make_array`, `get_metadata`, `acquire`, `release`."""
+
+    def __init__(self, camera: Picamera2, index: int, metadata: dict[str, Any],
+                 config: dict[str, Any]) -> None:
+        self._camera = camera
+        self._index = index
         self._metadata = metadata
-        self.released = False
+        self.config = config
+        self.ref_count = 1
+        self.arrays_made = 0
+
+    def acquire(self) -> None:
+        if self.ref_count == 0:
+            raise RuntimeError("CompletedRequest: acquiring lock with ref_count 0")
+        self.ref_count += 1
+
+    def release(self) -> None:
+        if self.ref_count <= 0:
+            raise RuntimeError("CompletedRequest: lock now has negative ref_count")
+        self.ref_count -= 1
+
+    @property
+    def released(self) -> bool:
+        return self.ref_count == 0
 
     def make_array(self, name: str) -> np.ndarray:
-        if self.released:
-            raise RuntimeError("request already released")
-        if name not in self._arrays:
-            raise RuntimeError(f"Stream {name!r} is not defined")
-        return self._arrays[name].copy()
+        if self.ref_count == 0:
+            raise RuntimeError("CompletedRequest: buffer used after release")
+        if self.config.get(name) is None:
+            raise KeyError(name)
+        self.arrays_made += 1
+        return self._camera._render(self._index, self._metadata, self.config)
 
     def get_metadata(self) -> dict[str, Any]:
         return dict(self._metadata)
-
-    def release(self) -> None:
-        self.released = True
 
 
 class Picamera2:
@@ -195,12 +311,13 @@ class Picamera2:
     ) -> None:
         self.is_open = False
         self.started = False
+        self._event_loop_running = False
         info = self.global_camera_info()[camera_num]  # IndexError, as in the real one
         self.camera_idx: int = info["Num"]
         self._camera = self._cameras()[self.camera_idx]
         system = self._system
         with system.lock:
-            if self._camera.busy or self.camera_idx in system.opened:
+            if self._camera.busy or self.camera_idx in system.opened or not self._camera.connected:
                 # the real one logs "Failed to acquire camera: Device or resource busy"
                 raise RuntimeError("Camera __init__ sequence did not complete.")
             system.opened.add(self.camera_idx)
@@ -212,11 +329,21 @@ class Picamera2:
         self.camera_config: dict[str, Any] | None = None
         self.controls_set: list[dict[str, Any]] = []
         self._controls: dict[str, Any] = {}
-        self._frames = 0
+        self.lock = threading.Lock()  # protects _job_list and completed_requests, as in the real one
+        self._job_list: list[Job] = []
+        self.completed_requests: list[CompletedRequest] = []
+        self._max_queue_len = 1
+        self.frames = 0
+        self._received = 0  # frames this instance received (for disconnect_after_n)
         self._captures = 0
-        self._last_frame_time = 0.0
+        self._lens_position = DEFAULT_LENS_POSITION
+        self._af_state = AfStateEnum.Idle
+        self._af_scan_left = 0
+        self._wake = threading.Event()
+        self._abort = threading.Event()
+        self._loop_thread: threading.Thread | None = None
         self._resized: tuple[tuple[int, int], BgrImage] | None = None
-        self._lock = threading.Lock()
+        self.stop_count = 0
 
     # --- properties -------------------------------------------------------------------------
     @property
@@ -228,36 +355,29 @@ class Picamera2:
 
     @property
     def camera_properties(self) -> dict[str, Any]:
+        if not self.is_open:
+            return {}
         return {
             "Model": self._camera.model,
             "PixelArraySize": self.sensor_resolution,
             "Location": self._camera.location,
             "Rotation": self._camera.rotation,
+            "ColorFilterArrangement": 0,
         }
 
     # --- configuration ----------------------------------------------------------------------
-    def _make_config(
-        self,
-        use_case: str,
-        default_main: dict[str, Any],
-        main: Mapping[str, Any],
-        lores: Mapping[str, Any] | None,
-        raw: Mapping[str, Any] | None,
-        transform: Any,
-        colour_space: Any,
-        buffer_count: int,
-        controls: Mapping[str, Any],
-        display: str | None,
-        encode: str | None,
-        queue: bool,
-    ) -> dict[str, Any]:
+    def _make_config(self, use_case: str, default_main: dict[str, Any], main: Mapping[str, Any],
+                     lores: Mapping[str, Any] | None, raw: Mapping[str, Any] | None,
+                     transform: Any, colour_space: Any, buffer_count: int,
+                     controls: Mapping[str, Any], display: str | None, encode: str | None,
+                     queue: bool, sensor: Mapping[str, Any] | None) -> dict[str, Any]:
         if not self.is_open:
             raise RuntimeError("Camera not opened")
         stream = dict(default_main)
         for key, value in main.items():
-            if key not in ("format", "size"):
+            if key not in _STREAM_KEYS:
                 raise ValueError(
-                    f"Bad key {key!r}: valid stream configuration keys are ('format', 'size')"
+                    f"Bad key {key!r}: valid stream configuration keys are {_STREAM_KEYS}"
                 )
             stream[key] = value
         return {
@@ -270,6 +390,7 @@ class Picamera2:
             "lores": dict(lores) if lores is not None else None,
             "raw": dict(raw) if raw is not None else None,
             "controls": dict(controls),
+            "sensor": dict(sensor) if sensor is not None else None,
             "display": display,
             "encode": encode,
         }
@@ -278,36 +399,41 @@ class Picamera2:
         self, main: Mapping[str, Any] = {}, lores: Mapping[str, Any] | None = None,
         raw: Mapping[str, Any] | None = {}, transform: Any = None, colour_space: Any = None,
         buffer_count: int = 4, controls: Mapping[str, Any] = {}, display: str | None = "main",
-        encode: str | None = "main", queue: bool = True,
+        encode: str | None = "main", queue: bool = True, sensor: Mapping[str, Any] = {},
+        use_case: str = "preview",
     ) -> dict[str, Any]:
         return self._make_config(
-            "preview", {"format": "XBGR8888", "size": (640, 480)}, main, lores, raw, transform,
-            colour_space, buffer_count, controls, display, encode, queue,
+            use_case, {"format": "XBGR8888", "size": (640, 480)}, main, lores, raw, transform,
+            colour_space, buffer_count, controls, display, encode, queue, sensor,
         )
 
     def create_still_configuration(
         self, main: Mapping[str, Any] = {}, lores: Mapping[str, Any] | None = None,
         raw: Mapping[str, Any] | None = {}, transform: Any = None, colour_space: Any = None,
         buffer_count: int = 1, controls: Mapping[str, Any] = {}, display: str | None = None,
-        encode: str | None = None, queue: bool = True,
+        encode: str | None = None, queue: bool = True, sensor: Mapping[str, Any] = {},
+        use_case: str = "still",
     ) -> dict[str, Any]:
         return self._make_config(
-            "still", {"format": "BGR888", "size": self.sensor_resolution}, main, lores, raw,
-            transform, colour_space, buffer_count, controls, display, encode, queue,
+            use_case, {"format": "BGR888", "size": self.sensor_resolution}, main, lores, raw,
+            transform, colour_space, buffer_count, controls, display, encode, queue, sensor,
         )
 
     def create_video_configuration(
         self, main: Mapping[str, Any] = {}, lores: Mapping[str, Any] | None = None,
         raw: Mapping[str, Any] | None = {}, transform: Any = None, colour_space: Any = None,
         buffer_count: int = 6, controls: Mapping[str, Any] = {}, display: str | None = "main",
-        encode: str | None = "main", queue: bool = True,
+        encode: str | None = "main", queue: bool = True, sensor: Mapping[str, Any] = {},
+        use_case: str = "video",
     ) -> dict[str, Any]:
         return self._make_config(
-            "video", {"format": "XBGR8888", "size": (1280, 720)}, main, lores, raw, transform,
-            colour_space, buffer_count, controls, display, encode, queue,
+            use_case, {"format": "XBGR8888", "size": (1280, 720)}, main, lores, raw, transform,
+            colour_space, buffer_count, controls, display, encode, queue, sensor,
         )
 
-    def configure(self, camera_config: dict[str, Any] | str = "preview") -> None:
+    def configure(self, camera_config: dict[str, Any] | str | None = None) -> None:
+        if camera_config is None:
+            camera_config = "preview"
         if isinstance(camera_config, str):
             makers = {"preview": self.create_preview_configuration,
                       "still": self.create_still_configuration,
@@ -324,28 +450,180 @@ class Picamera2:
         if self.started:
             raise RuntimeError("Camera must be stopped before configuring")
         self.camera_config = camera_config
+        self._max_queue_len = 1 if camera_config.get("queue", True) else 0
         self._controls = dict(camera_config.get("controls", {}))
 
     def camera_configuration(self) -> dict[str, Any] | None:
         return self.camera_config
 
+    def stream_configuration(self, name: str = "main") -> dict[str, Any]:
+        assert self.camera_config is not None
+        return self.camera_config[name]
+
+    # --- running: the event loop and its jobs -----------------------------------------------
     def start(self, config: dict[str, Any] | str | None = None, show_preview: Any = False) -> None:
-        if self.camera_config is None and config is None:
+        if not self.camera_config and config is None:
             config = "preview"
         if config is not None:
             self.configure(config)
+        if show_preview is not None and not self._event_loop_running:
+            self._start_event_loop()
+        self.start_()
+
+    def start_(self) -> None:
+        if not self.camera_config:
+            raise RuntimeError("Camera has not been configured")
         self.started = True
 
+    def _start_event_loop(self) -> None:
+        if self._event_loop_running:
+            raise RuntimeError("An event loop is already running")
+        self._abort.clear()
+        self._event_loop_running = True
+        self._loop_thread = threading.Thread(target=self._event_loop, daemon=True,
+                                             name=f"fake-picamera2-{self.camera_idx}")
+        self._loop_thread.start()
+
+    def _stop_event_loop(self) -> None:
+        self._abort.set()
+        self._wake.set()
+        thread = self._loop_thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        self._loop_thread = None
+        self._event_loop_running = False
+
+    def _receiving(self) -> bool:
+        cam = self._camera
+        if not cam.connected:
+            return False
+        return cam.disconnect_after_n is None or self._received < cam.disconnect_after_n
+
+    def _event_loop(self) -> None:
+        """The NullPreview thread plus the camera manager: a request per frame, then the jobs."""
+        period_s = 1.0 / self._camera.fps
+        next_frame = time.monotonic() + period_s
+        while not self._abort.is_set():
+            self._wake.wait(max(0.0, next_frame - time.monotonic()))
+            self._wake.clear()
+            if self._abort.is_set():
+                return
+            new: list[CompletedRequest] = []
+            if time.monotonic() >= next_frame:
+                next_frame = max(next_frame + period_s, time.monotonic())
+                if self.started and self._receiving():
+                    with self.lock:
+                        new.append(self._complete_request())
+            self._handle_requests(new)
+
+    def _handle_requests(self, requests: list[CompletedRequest]) -> None:
+        """As the real one: queue the new requests, run the jobs in order, keep the newest."""
+        with self.lock:
+            self.completed_requests += requests
+            finished: list[Job] = []
+            while self._job_list:
+                if self._job_list[0].execute():
+                    finished.append(self._job_list.pop(0))
+                else:
+                    break
+            while len(self.completed_requests) > self._max_queue_len:
+                self.completed_requests.pop(0).release()
+        for job in finished:
+            job.signal()
+
+    def _complete_request(self) -> CompletedRequest:
+        cam = self._camera
+        index = self.frames
+        self.frames += 1
+        self._received += 1
+        exposure, gain, gains, settled = self._auto_state(index)
+        metadata: dict[str, Any] = {
+            "SensorTimestamp": time.monotonic_ns(),
+            "FrameDuration": int(1e6 / cam.fps),
+            "ExposureTime": exposure,
+            "AnalogueGain": gain,
+            "DigitalGain": 1.0,
+            "ColourGains": gains,
+            "ColourTemperature": 4500,
+            "Lux": 400.0,
+            "AeLocked": settled,
+        }
+        if cam.has_autofocus:
+            self._step_autofocus()
+            metadata["LensPosition"] = self._lens_position
+            metadata["AfState"] = self._af_state
+        assert self.camera_config is not None
+        return CompletedRequest(self, index, metadata, self.camera_config)
+
+    def _step_autofocus(self) -> None:
+        controls = self._controls
+        if controls.pop("AfTrigger", None) == AfTriggerEnum.Start and \
+                controls.get("AfMode") == AfModeEnum.Auto:
+            self._af_state = AfStateEnum.Scanning
+            self._af_scan_left = self._camera.af_scan_frames
+        elif self._af_state == AfStateEnum.Scanning:
+            self._af_scan_left -= 1
+            if self._af_scan_left <= 0:
+                if self._camera.af_fails:
+                    self._af_state = AfStateEnum.Failed
+                else:
+                    self._af_state = AfStateEnum.Focused
+                    self._lens_position = self._camera.focus_dioptres
+        if controls.get("AfMode", AfModeEnum.Manual) == AfModeEnum.Manual and \
+                "LensPosition" in controls:
+            self._lens_position = float(controls["LensPosition"])
+
+    def dispatch_functions(self, functions: list[Callable[[], tuple[bool, Any]]], wait: Any,
+                           signal_function: Callable[[Job], None] | None = None,
+                           immediate: bool = False) -> Any:
+        if wait is None:
+            wait = signal_function is None
+        timeout = None if wait is True else wait
+        with self.lock:
+            only_job = not self._job_list
+            job = Job(functions, signal_function)
+            self._job_list.append(job)
+            if only_job and (self.completed_requests or immediate):
+                self._wake.set()
+        return job.get_result(timeout=timeout) if wait else job
+
+    def wait(self, job: Job, timeout: float | None = None) -> Any:
+        return job.get_result(timeout=timeout)
+
+    def cancel_all_and_flush(self) -> None:
+        with self.lock:
+            for job in self._job_list:
+                job.cancel()
+            self._job_list = []
+
+    def stop_(self, request: Any = None) -> tuple[bool, None]:
+        if self.started:
+            self.stop_count += 1
+            if self._camera.stop_hangs and not self._receiving():
+                threading.Event().wait()  # libcamera waiting for a sensor that is gone
+            self.started = False
+            while self.completed_requests:
+                self.completed_requests.pop(0).release()
+        return (True, None)
+
     def stop(self) -> None:
-        self.started = False
+        if not self.started:
+            return
+        if self._event_loop_running:
+            self.dispatch_functions([self.stop_], wait=True, immediate=True)
+        else:
+            self.stop_()
 
     def close(self) -> None:
+        if self._event_loop_running:
+            self._stop_event_loop()  # the real close() stops the preview (its event loop) first
         if not self.is_open:
             return
         self.stop()
         with self._system.lock:
             self._system.opened.discard(self.camera_idx)
         self.is_open = False
+        self.camera_config = None
 
     def __enter__(self) -> Self:
         return self
@@ -359,11 +637,111 @@ class Picamera2:
         for name in controls:
             if name not in known:
                 raise RuntimeError(f"Control {name} is not advertised by libcamera")
-        with self._lock:
+        with self.lock:
             self._controls.update(controls)
             self.controls_set.append(dict(controls))
 
-    # --- frames ------------------------------------------------------------------------------
+    # --- the capture jobs (run by the event loop) --------------------------------------------
+    def _take_request(self) -> CompletedRequest:
+        self._captures += 1
+        request = self.completed_requests.pop(0)
+        cam = self._camera
+        if cam.fail_every_n and self._captures % cam.fail_every_n == 0:
+            request.release()
+            raise RuntimeError(f"fake camera: capture {self._captures} failed")
+        return request
+
+    def wait_for_timestamp_(self, timestamp_ns: int | None) -> tuple[bool, None]:
+        if not timestamp_ns:
+            return (True, None)
+        while self.completed_requests:
+            md = self.completed_requests[0].get_metadata()
+            if md["SensorTimestamp"] - 1000 * md["ExposureTime"] >= timestamp_ns:
+                return (True, None)
+            self.completed_requests.pop(0).release()
+        return (False, None)
+
+    def capture_request_(self) -> tuple[bool, CompletedRequest | None]:
+        if not self.completed_requests:
+            return (False, None)
+        return (True, self._take_request())
+
+    def capture_request(self, wait: Any = None, signal_function: Any = None,
+                        flush: Any = None) -> Any:
+        if flush is True:
+            flush = time.monotonic_ns()
+        functions = [partial(self.wait_for_timestamp_, flush), self.capture_request_]
+        return self.dispatch_functions(functions, wait, signal_function)
+
+    def capture_array_(self, name: str) -> tuple[bool, np.ndarray | None]:
+        if not self.completed_requests:
+            return (False, None)
+        request = self._take_request()
+        result = request.make_array(name)
+        request.release()
+        return (True, result)
+
+    def capture_array(self, name: str = "main", wait: Any = None,
+                      signal_function: Any = None) -> Any:
+        return self.dispatch_functions([partial(self.capture_array_, name)], wait,
+                                       signal_function)
+
+    def capture_arrays_and_metadata_(self, names: list[str]) -> tuple[bool, Any]:
+        if not self.completed_requests:
+            return (False, None)
+        request = self._take_request()
+        result = ([request.make_array(n) for n in names], request.get_metadata())
+        request.release()
+        return (True, result)
+
+    def capture_arrays(self, names: list[str] = ["main"], wait: Any = None,  # noqa: B006 - real API
+                       signal_function: Any = None) -> Any:
+        return self.dispatch_functions([partial(self.capture_arrays_and_metadata_, names)], wait,
+                                       signal_function)
+
+    def capture_metadata_(self) -> tuple[bool, dict[str, Any] | None]:
+        if not self.completed_requests:
+            return (False, None)
+        request = self._take_request()
+        result = request.get_metadata()
+        request.release()
+        return (True, result)
+
+    def capture_metadata(self, wait: Any = None, signal_function: Any = None) -> Any:
+        return self.dispatch_functions([self.capture_metadata_], wait, signal_function)
+
+    def drop_frames(self, num_frames: int, wait: Any = None, signal_function: Any = None) -> Any:
+        left = [num_frames]
+
+        def drop_frames_() -> tuple[bool, None]:
+            while self.completed_requests:
+                if left[0] == 0:
+                    return (True, None)
+                self.completed_requests.pop(0).release()
+                left[0] -= 1
+            return (left[0] == 0, None)
+
+        return self.dispatch_functions([drop_frames_], wait, signal_function, immediate=True)
+
+    def autofocus_cycle(self, wait: Any = None, signal_function: Any = None) -> Any:
+        """Switch autofocus to auto mode and run a cycle; True if it focused, else False."""
+        self.set_controls({"AfMode": AfModeEnum.Auto, "AfTrigger": AfTriggerEnum.Start})
+
+        def wait_for_af_state(states: set[int]) -> tuple[bool, bool | None]:
+            if not self.completed_requests:
+                return (False, None)
+            af_state = self.completed_requests[0].get_metadata()["AfState"]
+            self.completed_requests.pop(0).release()
+            return (af_state in states, af_state == AfStateEnum.Focused)
+
+        functions = [
+            partial(wait_for_af_state, {AfStateEnum.Scanning}),
+            partial(wait_for_af_state, {AfStateEnum.Focused, AfStateEnum.Failed,
+                                        AfStateEnum.Idle}),
+        ]
+        return self.dispatch_functions(functions, wait, signal_function)
+
+    # --- pictures ----------------------------------------------------------------------------
     def _auto_state(self, frame: int) -> tuple[int, float, tuple[float, float], bool]:
         """What the fake AE/AWB have reached after `frame` frames (manual values win)."""
         cam = self._camera
@@ -395,71 +773,28 @@ class Picamera2:
             return self._resized[1]
         return _default_scene(index, size)
 
-    def _next_frame(self, wait: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        if not self.started:
-            raise RuntimeError("Camera has not been started")  # the real one would hang
+    def _render(self, index: int, metadata: Mapping[str, Any],
+                config: Mapping[str, Any]) -> np.ndarray:
+        """The buffer of frame `index` as memory holds it, in the configured format."""
+        import cv2
+
         cam = self._camera
-        timeout_s = None if wait is None or wait is True else float(wait)
-        with self._lock:
-            self._captures += 1
-            if cam.disconnect_after_n is not None and self._frames >= cam.disconnect_after_n:
-                # a camera that stopped delivering: the job never completes
-                time.sleep(min(timeout_s if timeout_s is not None else 1.0, 1.0))
-                raise TimeoutError("fake camera disconnected: no frame completed")
-            if cam.fail_every_n and self._captures % cam.fail_every_n == 0:
-                raise RuntimeError(f"fake camera: capture {self._captures} failed")
-            period_s = 1.0 / cam.fps
-            delay_s = self._last_frame_time + period_s - time.monotonic()
-            if delay_s > 0:
-                time.sleep(delay_s)
-            self._last_frame_time = time.monotonic()
-            index = self._frames
-            self._frames += 1
-            exposure, gain, gains, settled = self._auto_state(index)
-        config = self.camera_config
-        assert config is not None
         fmt, size = config["main"]["format"], config["main"]["size"]
         bgr = self._scene(index, size)
         # brightness follows exposure x gain relative to the AE target (clipped at white)
-        level = (exposure * gain) / (cam.target_exposure_us * cam.target_gain)
+        level = (metadata["ExposureTime"] * metadata["AnalogueGain"]) / (
+            cam.target_exposure_us * cam.target_gain)
         if abs(level - 1.0) > 1e-6:
-            import cv2
-
             bgr = cv2.convertScaleAbs(bgr, alpha=level)
+        if "LensPosition" in metadata:
+            sigma = cam.blur_px_per_dioptre * abs(metadata["LensPosition"] - cam.focus_dioptres)
+            sigma *= size[0] / 1000.0
+            if sigma > 0.3:
+                bgr = cv2.GaussianBlur(bgr, (0, 0), sigma)
         memory = bgr if fmt in ("RGB888", "XRGB8888") else bgr[:, :, ::-1]
         if fmt.startswith("X"):
             memory = np.dstack([memory, np.full(memory.shape[:2], 255, np.uint8)])
         memory = np.ascontiguousarray(memory)
         if cam.corrupt_every_n and (index + 1) % cam.corrupt_every_n == 0:
             memory = memory.reshape(-1)[: memory.size // 3]  # a truncated 1-D buffer
-        metadata: dict[str, Any] = {
-            "SensorTimestamp": time.monotonic_ns(),
-            "FrameDuration": int(1e6 / cam.fps),
-            "ExposureTime": exposure,
-            "AnalogueGain": gain,
-            "DigitalGain": 1.0,
-            "ColourGains": gains,
-            "ColourTemperature": 4500,
-            "Lux": 400.0,
-            "AeLocked": settled,
-        }
-        if cam.has_autofocus:
-            metadata["LensPosition"] = float(self._controls.get("LensPosition", 1.0))
-            metadata["AfState"] = 0
-        return {"main": memory}, metadata
-
-    def capture_request(self, wait: Any = None, signal_function: Any = None) -> _FakeRequest:
-        arrays, metadata = self._next_frame(wait)
-        return _FakeRequest(arrays, metadata)
-
-    def capture_array(self, name: str = "main", wait: Any = None,
-                      signal_function: Any = None) -> np.ndarray:
-        return self.capture_request(wait).make_array(name)
-
-    def capture_arrays(self, names: list[str] = ["main"], wait: Any = None,  # noqa: B006 - real API
-                       signal_function: Any = None) -> tuple[list[np.ndarray], dict[str, Any]]:
-        request = self.capture_request(wait)
-        return [request.make_array(n) for n in names], request.get_metadata()
-
-    def capture_metadata(self, wait: Any = None, signal_function: Any = None) -> dict[str, Any]:
-        return self.capture_request(wait).get_metadata()
+        return memory

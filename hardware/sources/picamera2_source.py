@@ -1,25 +1,41 @@
-"""The Raspberry Pi camera through picamera2 (libcamera): settled, locked, one owner thread.
+"""The Raspberry Pi camera through picamera2 (libcamera): settled, focused, locked, never stuck.
 
-Written against the real picamera2 API (raspberrypi/picamera2): `Picamera2(camera_num)`,
-`Picamera2.global_camera_info()`, `create_video_configuration(main={"size": .., "format":
-"RGB888"})` ("RGB888" is B, G, R in memory: what OpenCV wants), `configure`, `start`,
-`capture_request(wait=timeout)` -> `make_array("main")`, `get_metadata()`, `release()`,
-`set_controls`, `camera_controls`, `stop`, `close`.
+Written against the real picamera2 API and threading (raspberrypi/picamera2, `picamera2.py`,
+`job.py`): `Picamera2(camera_num)`, `Picamera2.global_camera_info()`,
+`create_video_configuration(main={"size": .., "format": "RGB888"})` ("RGB888" is B, G, R in
+memory: what OpenCV wants), `configure`, `start`, `capture_request(wait=timeout)` ->
+`make_array("main")`, `get_metadata()`, `release()`, `autofocus_cycle(wait=..)`, `set_controls`,
+`camera_controls`, `cancel_all_and_flush`, `close`.
+
+Frames: picamera2's own event loop keeps the newest completed request (`queue=True`), so `read()`
+asks for the next one directly: no thread of ours, and a frame is copied out of its buffer only
+when it is read (the sensor runs at up to 30 fps, the referee uses at most 8).
 
 Opening: the camera starts with auto exposure and auto white balance; we watch the metadata until
 ExposureTime x AnalogueGain and ColourGains stop moving (or "AeLocked" says so), then fix them with
 `set_controls({"AeEnable": False, "AwbEnable": False, "ExposureTime": .., "AnalogueGain": ..,
-"ColourGains": (r, b)})` so colours stay the same all match. `locked_controls()` returns them for
-the calibration to store; passing them back as `controls=` re-applies them without settling.
-On Camera Module 3 (imx708) `lens_position_dioptres` sets manual focus (AfMode Manual).
+"ColourGains": (r, b)})` so colours stay the same all match. Focus the same way: on a camera with
+autofocus (Camera Module 3) one autofocus cycle runs at start (picamera2 never starts one by
+itself), then the lens is locked where it ended (`AfMode` Manual, `LensPosition`), so a hand over
+the board cannot refocus it. `lens_position_dioptres` skips the cycle and sets the lens.
+`locked_controls()` returns what was fixed (the calibration stores the lens position); passing
+them back as `controls=` re-applies them without settling.
+
+A camera that stops delivering (cable out, sensor reset): the capture waits at most
+`capture_timeout_s`, then the still-queued capture job is cancelled (`cancel_all_and_flush`: a
+`stop()` would otherwise queue behind it and wait for ever) and `read()` raises `SourceLostError`
+at once. `close()` is bounded too (`close_timeout_s`): a libcamera stuck in its driver is left to
+a daemon thread, and the next open reports the camera busy until it lets go.
 
 picamera2 is imported only inside `_import_picamera2`, because `libcamera` exists only on a Pi.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,7 +47,6 @@ from hardware.errors import (
     SourceLostError,
 )
 from hardware.source import Frame, SourceBase
-from hardware.sources.latest import LatestFrameGrabber
 
 INSTALL_HINT = (
     "install it from Raspberry Pi OS (it is not on PyPI in a working form): "
@@ -73,11 +88,16 @@ class Picamera2Params:
     settle_timeout_s: float = 5.0
     #: lock exposure, gain and white balance after settling
     lock: bool = True
-    #: Camera Module 3 manual focus in dioptres (1 / distance in m); None: leave autofocus as is
+    #: Camera Module 3 manual focus in dioptres (1 / distance in m); None: autofocus once, lock
     lens_position_dioptres: float | None = None
-    #: a capture that takes longer than this means the camera is gone
-    capture_timeout_s: float = 3.0
-    read_timeout_s: float = 5.0
+    #: run one autofocus cycle at start on cameras that have autofocus (then lock the lens)
+    autofocus: bool = True
+    autofocus_timeout_s: float = 5.0
+    #: a capture that takes longer than this means the camera is gone: 20 frames at the longest
+    #: frame duration (100 ms), so "camera lost" reaches the page within a few seconds
+    capture_timeout_s: float = 2.0
+    #: closing a camera that lost its sensor may block in libcamera: give up waiting after this
+    close_timeout_s: float = 2.0
     #: controls to apply instead of settling (e.g. `locked_controls()` stored by the calibration)
     controls: Mapping[str, Any] = field(default_factory=dict)
 
@@ -148,6 +168,7 @@ class Picamera2Source(SourceBase):
             params = replace(params, lens_position_dioptres=float(lens_position_dioptres))
         self.params = params
         self.name = f"picamera2:{camera_num}"
+        self._camera: Any = None
         cls = picamera2_class if picamera2_class is not None else _import_picamera2()
         cameras = self._camera_info(cls)
         if not cameras:
@@ -169,11 +190,16 @@ class Picamera2Source(SourceBase):
             raise CameraBusyError(
                 f"picamera2: camera {camera_num} ({self.model}) is busy or failed to start - "
                 "another program may hold it (a second `referee serve`, the systemd service, "
-                f"rpicam-*?): stop it and retry [{exc}]"
+                "rpicam-*?), or its cable is loose: stop the other program or reseat the cable "
+                f"and retry [{exc}]"
             ) from exc
-        self._grabber: LatestFrameGrabber | None = None
         self._locked: dict[str, Any] = {}
         self.settled = False
+        #: "focused", "failed" (autofocus ran but found nothing sharp), "manual", "fixed" or "none"
+        self.focus = "none"
+        #: set when a close gave up waiting for libcamera (its thread may still hold the camera)
+        self.close_stuck = False
+        self._frames = 0
         try:
             self._start()
         except BaseException:
@@ -205,34 +231,78 @@ class Picamera2Source(SourceBase):
         # libcamera may adjust the size while validating: take the one it settled on
         configured = self._camera.camera_configuration() or config
         self.size: tuple[int, int] = tuple(configured["main"]["size"])  # type: ignore[assignment]
-        focus: dict[str, Any] = {}
-        if params.lens_position_dioptres is not None:
-            if "AfMode" not in available or "LensPosition" not in available:
-                raise NoCameraError(
-                    f"picamera2: {self.model} has no adjustable focus (lens_position_dioptres "
-                    "is for Camera Module 3)"
-                )
-            focus = {"AfMode": AF_MODE_MANUAL, "LensPosition": float(params.lens_position_dioptres)}
+        has_focus = "AfMode" in available and "LensPosition" in available
+        stored = dict(params.controls)
+        lens = params.lens_position_dioptres
+        if lens is None and "LensPosition" in stored:
+            lens = float(stored.pop("LensPosition"))
+        else:
+            stored.pop("LensPosition", None)
+        if lens is not None and not has_focus:
+            raise NoCameraError(
+                f"picamera2: {self.model} has no adjustable focus (a lens position is for "
+                "Camera Module 3)"
+            )
         self._camera.start()
-        if focus:
+        focus: dict[str, Any] = {}
+        if lens is not None:
+            focus = {"AfMode": AF_MODE_MANUAL, "LensPosition": float(lens)}
             self._camera.set_controls(focus)
-        self._grabber = LatestFrameGrabber(
-            self._grab, name=self.name, read_timeout_s=params.read_timeout_s
-        )
-        if params.controls:
-            self._apply_lock(dict(params.controls), available)
+            self.focus = "manual"
+        elif has_focus and params.autofocus:
+            focus = self._autofocus()
+        else:
+            self.focus = "fixed" if not has_focus else "none"
+        if stored:
+            self._apply_lock(stored, available)
             self.settled = True
         elif params.lock:
             self._settle_and_lock(available)
-        self._locked |= focus
+        self._locked |= {k: v for k, v in focus.items() if k == "LensPosition"}
 
-    def _grab(self) -> tuple[Any, float, Mapping[str, Any]]:
+    def _autofocus(self) -> dict[str, Any]:
+        """One autofocus cycle, then the lens locked where it ended (as exposure is locked)."""
         try:
-            request = self._camera.capture_request(wait=self.params.capture_timeout_s)
-        except TimeoutError:
-            raise
+            focused = bool(self._camera.autofocus_cycle(wait=self.params.autofocus_timeout_s))
+        except TimeoutError:  # still scanning (or no frames: the next capture will tell)
+            self._camera.cancel_all_and_flush()
+            focused = False
+        lens = self._metadata().get("LensPosition")
+        self.focus = "focused" if focused else "failed"
+        if lens is None:
+            return {}
+        focus = {"AfMode": AF_MODE_MANUAL, "LensPosition": float(lens)}
+        self._camera.set_controls(focus)
+        return focus
+
+    def _wait_for(self, capture: str, what: str) -> Any:
+        """`camera.<capture>(wait=capture_timeout_s)`; a camera that stopped is `SourceLostError`."""
+        camera = self._camera
+        if camera is None:
+            raise SourceLostError(f"{self.name}: the source is closed")
+        timeout_s = self.params.capture_timeout_s
+        try:
+            return getattr(camera, capture)(wait=timeout_s)
+        except TimeoutError as exc:
+            # The capture job is still queued: cancel it now, or a stop() would wait behind it
+            # for ever and the next capture would get its frame.
+            camera.cancel_all_and_flush()
+            raise SourceLostError(
+                f"{self.name}: no {what} within {timeout_s:g} s (camera cable loose or "
+                "unplugged?)"
+            ) from exc
+        except CancelledError as exc:
+            raise SourceLostError(f"{self.name}: the capture was cancelled") from exc
         except RuntimeError as exc:  # one failed frame; the camera goes on
             raise CorruptFrameError(f"{self.name}: capture failed: {exc}") from exc
+
+    def _metadata(self) -> Mapping[str, Any]:
+        """The next frame's metadata only (settling and focus need no pixels)."""
+        return self._wait_for("capture_metadata", "frame")
+
+    def _capture(self) -> tuple[Any, float, Mapping[str, Any]]:
+        """The next frame: picamera2 hands out the newest completed request (bounded wait)."""
+        request = self._wait_for("capture_request", "frame")
         try:
             array = request.make_array("main")
             metadata = request.get_metadata()
@@ -252,16 +322,15 @@ class Picamera2Source(SourceBase):
         return array, timestamp_s, metadata
 
     def _settle_and_lock(self, available: Mapping[str, Any]) -> None:
-        assert self._grabber is not None
         params = self.params
         history: list[Mapping[str, Any]] = []
         deadline = time.monotonic() + params.settle_timeout_s
         while time.monotonic() < deadline:
             try:
-                frame = self._grabber.read()
+                meta = self._metadata()
             except CorruptFrameError:
                 continue
-            history.append(frame.meta)
+            history.append(meta)
             if is_settled(history, params.settle_window_frames, params.settle_tolerance):
                 self.settled = True
                 break
@@ -281,7 +350,7 @@ class Picamera2Source(SourceBase):
                 continue
             if name == "ExposureTime":
                 value = round(float(value))
-            elif name in ("AnalogueGain", "LensPosition"):
+            elif name == "AnalogueGain":
                 value = float(value)
             elif name == "ColourGains":
                 value = (float(value[0]), float(value[1]))
@@ -292,14 +361,13 @@ class Picamera2Source(SourceBase):
 
     def _wait_for_lock(self) -> None:
         """Drop the frames still in flight from before the lock (controls apply a few frames late)."""
-        assert self._grabber is not None
         target = {k: v for k, v in self._locked.items() if k in ("ExposureTime", "AnalogueGain")}
         if not target:
             return
         deadline = time.monotonic() + self.params.settle_timeout_s
         while time.monotonic() < deadline:
             try:
-                meta = self._grabber.read().meta
+                meta = self._metadata()
             except CorruptFrameError:
                 continue
             # the sensor rounds exposure to whole lines: allow a small difference
@@ -313,28 +381,26 @@ class Picamera2Source(SourceBase):
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self._locked.items()}
 
     def read(self) -> Frame:
-        if self._grabber is None:
-            raise SourceLostError(f"{self.name}: the source is closed")
-        frame = self._grabber.read()
-        meta = dict(frame.meta)
+        image, timestamp_s, metadata = self._capture()
+        meta = dict(metadata)
         meta["source"] = self.name
-        return Frame(frame.image, frame.timestamp_s, frame.index, meta)
+        self._frames += 1
+        return Frame(image, timestamp_s, self._frames, meta)
 
-    def _close_camera(self) -> None:
+    def close(self) -> None:
+        """Cancel what is queued, close the camera; wait at most `close_timeout_s` for it."""
         camera, self._camera = self._camera, None
         if camera is None:
             return
-        try:
-            camera.stop()
-        finally:
-            camera.close()
 
-    def close(self) -> None:
-        grabber, self._grabber = self._grabber, None
-        if grabber is not None:
-            grabber.stop(join_timeout_s=self.params.capture_timeout_s + 1.0)
-        if getattr(self, "_camera", None) is not None:
-            self._close_camera()
+        def shut_down() -> None:
+            camera.cancel_all_and_flush()  # a stop() queued behind a dead capture never runs
+            camera.close()  # stops picamera2's event loop, then the camera, then releases it
+
+        closer = threading.Thread(target=shut_down, name=f"close-{self.name}", daemon=True)
+        closer.start()
+        closer.join(self.params.close_timeout_s)
+        self.close_stuck = closer.is_alive()
 
 
 def describe_cameras(picamera2_class: type | None = None) -> tuple[bool, str, list[dict[str, Any]]]:
