@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "matches": ("referee.commands.matches", "list the matches in the log"),
     "export": ("referee.commands.export", "export one match as json, csv or txt"),
     "sources": ("referee.commands.sources", "list the frame sources available on this machine"),
+    "capture": ("referee.commands.capture", "take calibration photos from any source, target shown live"),
+    "install-service": ("referee.commands.install_service", "start the referee at boot (systemd), as you"),
 }
 
 

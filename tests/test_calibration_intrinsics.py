@@ -12,6 +12,7 @@ from calibration.target import CharucoSpec, target_texture
 from hardware.sim.camera import SimCamera, camera_for_target
 from hardware.sim.options import RenderOptions
 from hardware.sim.render import render_planar_target
+from vision.camera import undistort_iterated
 
 IMAGE_SIZE = (1640, 1232)
 QUIET_MM = 10.0
@@ -72,9 +73,9 @@ def test_recovered_lens_undistorts_like_the_true_one(series) -> None:
     xs, ys = np.meshgrid(np.linspace(0.05 * w, 0.95 * w, 15), np.linspace(0.05 * h, 0.95 * h, 11))
     px = np.stack([xs.ravel(), ys.ravel()], axis=1).reshape(-1, 1, 2)
     truth_k = cams[0].camera_matrix
-    true_und = cv2.undistortPoints(px, truth_k, LENS, None, truth_k, criteria=(3, 50, 1e-10))
+    true_und = undistort_iterated(px, truth_k, LENS, (3, 50, 1e-10), new_camera_matrix=truth_k)
     k, d = result.intrinsics.camera_matrix, result.intrinsics.dist_coeffs
-    cal_und = cv2.undistortPoints(px, k, d, None, k, criteria=(3, 50, 1e-10))
+    cal_und = undistort_iterated(px, k, d, (3, 50, 1e-10), new_camera_matrix=k)
     H, _ = cv2.findHomography(cal_und.reshape(-1, 2), true_und.reshape(-1, 2), 0)
     mapped = cv2.perspectiveTransform(cal_und, H).reshape(-1, 2)
     err = np.linalg.norm(mapped - true_und.reshape(-1, 2), axis=1)

@@ -90,15 +90,33 @@ class Intrinsics:
         pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 1, 2)
         if not self.has_distortion or len(pts) == 0:
             return pts.reshape(-1, 2).copy()
-        out = cv2.undistortPoints(
-            pts, self.camera_matrix, self.dist_coeffs, None, self.camera_matrix,
-            criteria=(cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-9),
-        )
+        criteria = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-9)
+        out = undistort_iterated(pts, self.camera_matrix, self.dist_coeffs, criteria,
+                                 new_camera_matrix=self.camera_matrix)
         return out.reshape(-1, 2)
 
     def distort_points(self, points_px: np.ndarray) -> np.ndarray:
         """(N, 2) undistorted pixels -> (N, 2) captured pixels."""
         return distort_pixels(points_px, self.camera_matrix, self.dist_coeffs)
+
+
+def undistort_iterated(points_px: np.ndarray, camera_matrix: np.ndarray, dist_coeffs: np.ndarray,
+                       criteria: tuple[int, int, float], *,
+                       new_camera_matrix: np.ndarray | None = None) -> np.ndarray:
+    """`cv2.undistortPoints` with explicit iteration criteria, on OpenCV 4.x and 5.
+
+    OpenCV 4.x takes the criteria only in `cv2.undistortPointsIter`; OpenCV 5 dropped that
+    function and gave `cv2.undistortPoints` a `criteria` argument. Without `new_camera_matrix`
+    the result is in normalised coordinates (as OpenCV's), shape (N, 1, 2).
+    """
+    import cv2
+
+    pts = np.asarray(points_px, dtype=np.float64).reshape(-1, 1, 2)
+    iterate = getattr(cv2, "undistortPointsIter", None)
+    if iterate is not None:
+        return iterate(pts, camera_matrix, dist_coeffs, None, new_camera_matrix, criteria)
+    return cv2.undistortPoints(pts, camera_matrix, dist_coeffs, None, new_camera_matrix,
+                               criteria=criteria)
 
 
 def distort_pixels(points_px: np.ndarray, camera_matrix: np.ndarray, dist_coeffs: np.ndarray) -> np.ndarray:
