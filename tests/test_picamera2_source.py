@@ -328,8 +328,8 @@ def test_the_fake_queues_stop_behind_a_pending_capture_as_picamera2_does() -> No
     system, fake = _started_fake()
     assert fake.capture_array("main", wait=1.0).shape == (240, 320, 3)
     system.cameras[0].connected = False
-    with pytest.raises(TimeoutError):
-        fake.capture_request(wait=0.2)
+    with pytest.raises(TimeoutError):  # flush: not the frame completed before the unplug
+        fake.capture_request(wait=0.2, flush=True)
     stopper = threading.Thread(target=lambda: _ignore_cancel(fake.stop), daemon=True)
     stopper.start()
     stopper.join(1.0)

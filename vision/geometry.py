@@ -293,7 +293,9 @@ def board_to_image_lookup(
 ) -> np.ndarray:
     """Like `board_to_image`, for many points at once: bilinear look-up in a cached dense table
     of the mapping (every 1/scale board units). The mapping is smooth, so the table's error is
-    far below a thousandth of a pixel; points beyond the table's margin are clamped to it."""
+    far below a thousandth of a pixel with OpenCV 5's float interpolation; OpenCV 4.x's `remap`
+    interpolates with 1/32-cell weights, up to 1/32 of a table cell (about 0.04 px at a typical
+    3 px cell). Points beyond the table's margin are clamped to it."""
     import cv2
 
     mx, my = _coord_maps_cached(
