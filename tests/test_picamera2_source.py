@@ -364,7 +364,8 @@ def test_unplugged_camera_is_lost_at_once_closes_and_reopens() -> None:
     system.cameras[0].connected = False  # the ribbon cable comes out
     start = time.monotonic()
     with pytest.raises(SourceLostError, match="no frame within 0.3 s"):
-        source.read()
+        for _ in range(3):  # a frame completed just before the unplug may still come
+            source.read()
     source.close()
     assert time.monotonic() - start < 1.5 and not source.close_stuck
     assert system.opened == set(), "the camera was released"
@@ -381,7 +382,8 @@ def test_a_close_stuck_in_libcamera_is_bounded() -> None:
     source = Picamera2Source(0, params, size=SIZE, picamera2_class=system.picamera2_class)
     system.cameras[0].connected = False
     with pytest.raises(SourceLostError):
-        source.read()
+        for _ in range(3):
+            source.read()
     start = time.monotonic()
     source.close()
     assert time.monotonic() - start < 1.0 and source.close_stuck
