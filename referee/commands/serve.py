@@ -52,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-resume", action="store_true",
                         help="start a new match even if the log has an unfinished one")
     parser.add_argument("--max-fps", type=float, default=8.0)
+    parser.add_argument("--lens-position", type=float, default=None, metavar="DIOPTRES",
+                        help="Pi Camera Module 3: fixed focus, 1 / distance in m (default: the "
+                        "calibration's, else one autofocus cycle at start)")
 
 
 def check_pin(host: str, pin: str | None) -> None:
@@ -139,6 +142,7 @@ def run_service(service: Any, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from referee.commands.capture import camera_options
     from referee.loop import LoopSettings
     from referee.service import RefereeService
     from referee.sources import is_still_folder, open_any
@@ -149,15 +153,17 @@ def run(args: argparse.Namespace) -> int:
     log = open_log(args.db)
     say(f"referee: match log {log.path}; source {spec}")
     still = is_still_folder(spec)
+    calibration = load_calibration(args.calibration)
+    options = camera_options(spec, args.lens_position, calibration)
     service = RefereeService(
         log,
-        lambda restart: open_any(spec, restart=restart),
+        lambda restart: open_any(spec, restart=restart, **options),
         game=args.game,
         players=players,
         variant=args.variant,
         source_spec=spec,
         corners_px=corners_or_exit(args.corners),
-        calibration=load_calibration(args.calibration),
+        calibration=calibration,
         settings=LoopSettings(agree_frames=1, use_motion=not still),
         max_fps=args.max_fps,
         resume=not args.no_resume,
