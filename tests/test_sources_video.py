@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ from test_sources_support import (
 )
 
 from hardware import CorruptFrameError, EndOfStream, SourceUnavailableError, open_source
-from hardware.sources.opencv_source import VideoFileSource
+from hardware.sources.opencv_source import LiveCaptureSource, VideoFileSource
 
 FPS = 10.0
 
@@ -115,3 +116,38 @@ def test_live_capture_path_used_for_webcams(avi: Path) -> None:
     source.close()
     assert shown and shown == sorted(set(shown))
     assert len(shown) <= 24
+
+
+class _CountingWebcam:
+    """A `cv2.VideoCapture` stand-in at 100 fps that counts grabs and decodes."""
+
+    def __init__(self) -> None:
+        self.grabs = 0
+        self.retrieves = 0
+
+    def grab(self) -> bool:
+        time.sleep(0.01)
+        self.grabs += 1
+        return True
+
+    def retrieve(self) -> tuple[bool, np.ndarray]:
+        self.retrieves += 1
+        return True, np.full((48, 64, 3), self.grabs % 256, np.uint8)
+
+    def release(self) -> None:
+        pass
+
+
+def test_a_webcam_decodes_only_the_frames_that_are_read() -> None:
+    camera = _CountingWebcam()
+    source = LiveCaptureSource(camera, name="webcam:test", decode_when_read=True)
+    seen = []
+    for _ in range(5):
+        time.sleep(0.1)  # a consumer at < 10 fps
+        grabbed_before = camera.grabs
+        frame = source.read()
+        seen.append(int(frame.image[0, 0, 0]))
+        assert frame.image[0, 0, 0] >= grabbed_before % 256, "a frame grabbed after the read"
+    source.close()
+    assert camera.retrieves == 5, "decoded and copied only the five frames read"
+    assert camera.grabs >= 30, "yet every frame was taken off the device"

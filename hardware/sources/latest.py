@@ -8,6 +8,14 @@ runs `grab()` in a loop on its own thread and keeps only the newest result. `rea
 `grab()` returns `(image, timestamp_s, meta)`. If it raises `CorruptFrameError` the bad frame
 becomes the newest result and the next `read()` raises it (the source is still fine). Any other
 exception ends the thread: every later `read()` raises `SourceLostError` naming the cause.
+
+With `retrieve`, grabbing and decoding are split (`cv2.VideoCapture.grab()` / `.retrieve()`):
+`grab()` only takes the frame off the device (returning a token), and `retrieve(token)` makes
+the picture only while a `read()` is waiting. A camera at 30 fps read at 8 fps then decodes and
+copies 8 frames a second, not 30; the frame handed out is the first one grabbed after the read
+began (at most one frame period old). (A stream that ends loses its last frame if nobody was
+reading: `retrieve()` after the failed `grab()` has nothing to decode; so webcams use it, not
+URL streams, whose FFmpeg `grab()` decodes anyway.)
 """
 
 from __future__ import annotations
@@ -27,12 +35,16 @@ class LatestFrameGrabber:
 
     def __init__(
         self,
-        grab: Callable[[], GrabResult],
+        grab: Callable[[], Any],
         *,
         name: str,
         read_timeout_s: float = 5.0,
+        retrieve: Callable[[Any], GrabResult] | None = None,
     ) -> None:
         self._grab = grab
+        self._retrieve = retrieve
+        self._waiting = 0  # readers waiting now (with `retrieve`: make pictures only for them)
+        self.skipped = 0
         self._name = name
         self._read_timeout_s = read_timeout_s
         self._condition = threading.Condition()
@@ -52,10 +64,17 @@ class LatestFrameGrabber:
                 if self._stopping:
                     return
             try:
-                image, timestamp_s, meta = self._grab()
-                result: Frame | CorruptFrameError = Frame(
-                    check_bgr_image(image, what=self._name), timestamp_s, 0, meta
-                )
+                if self._retrieve is None:
+                    image, timestamp_s, meta = self._grab()
+                else:
+                    token = self._grab()
+                    with self._condition:
+                        wanted = self._waiting > 0
+                    if not wanted:
+                        self.skipped += 1
+                        continue
+                    image, timestamp_s, meta = self._retrieve(token)
+                result: Frame | CorruptFrameError = self._make(image, timestamp_s, meta)
             except CorruptFrameError as exc:
                 result = exc
             except BaseException as exc:  # noqa: BLE001 - handed to the reader as SourceLostError
@@ -63,27 +82,40 @@ class LatestFrameGrabber:
                     self._failure = exc
                     self._condition.notify_all()
                 return
-            with self._condition:
-                if self._stopping:
-                    return
-                self._sequence += 1
-                if isinstance(result, Frame):
-                    self.grabbed += 1
-                    result = Frame(result.image, result.timestamp_s, self._sequence, result.meta)
-                else:
-                    self.corrupt += 1
-                self._latest = result
-                self._condition.notify_all()
+            if not self._publish(result):
+                return
+
+    def _make(self, image: Any, timestamp_s: float, meta: Mapping[str, Any]) -> Frame:
+        return Frame(check_bgr_image(image, what=self._name), timestamp_s, 0, meta)
+
+    def _publish(self, result: Frame | CorruptFrameError) -> bool:
+        """Make `result` the newest; False when stopping."""
+        with self._condition:
+            if self._stopping:
+                return False
+            self._sequence += 1
+            if isinstance(result, Frame):
+                self.grabbed += 1
+                result = Frame(result.image, result.timestamp_s, self._sequence, result.meta)
+            else:
+                self.corrupt += 1
+            self._latest = result
+            self._condition.notify_all()
+        return True
 
     def read(self, timeout_s: float | None = None) -> Frame:
         """The newest frame not returned before; waits up to `timeout_s` (default: the one given)."""
         wait_s = self._read_timeout_s if timeout_s is None else timeout_s
         with self._condition:
-            ready = self._condition.wait_for(
-                lambda: self._sequence > self._returned or self._failure is not None
-                or self._stopping,
-                timeout=wait_s,
-            )
+            self._waiting += 1
+            try:
+                ready = self._condition.wait_for(
+                    lambda: self._sequence > self._returned or self._failure is not None
+                    or self._stopping,
+                    timeout=wait_s,
+                )
+            finally:
+                self._waiting -= 1
             if self._stopping:
                 raise SourceLostError(f"{self._name}: the source was closed")
             if self._sequence > self._returned:

@@ -141,19 +141,34 @@ class VideoFileSource(SourceBase):
 class LiveCaptureSource(SourceBase):
     """A live `cv2.VideoCapture` (webcam or stream) read by one grabber thread."""
 
-    def __init__(self, capture: Any, *, name: str, read_timeout_s: float = 5.0) -> None:
+    def __init__(self, capture: Any, *, name: str, read_timeout_s: float = 5.0,
+                 decode_when_read: bool = False) -> None:
         self.name = name
         self._capture = capture
         self._read_timeout_s = read_timeout_s
+        # decode_when_read (webcams): grab() every frame, so the device's queue never holds stale
+        # ones, but retrieve() - decode and copy - only the frames that are read
         self._grabber: LatestFrameGrabber | None = LatestFrameGrabber(
-            self._grab, name=name, read_timeout_s=read_timeout_s
+            self._grab if decode_when_read else self._read, name=name,
+            read_timeout_s=read_timeout_s, retrieve=self._retrieve if decode_when_read else None,
         )
 
-    def _grab(self) -> tuple[BgrImage, float, Mapping[str, Any]]:
+    def _read(self) -> tuple[BgrImage, float, Mapping[str, Any]]:
         ok, image = self._capture.read()
         timestamp_s = time.monotonic()
         if not ok:
             raise SourceLostError(f"{self.name}: no frame (device unplugged or stream dropped)")
+        return image, timestamp_s, {"source": self.name}
+
+    def _grab(self) -> float:
+        if not self._capture.grab():
+            raise SourceLostError(f"{self.name}: no frame (device unplugged or stream dropped)")
+        return time.monotonic()
+
+    def _retrieve(self, timestamp_s: float) -> tuple[BgrImage, float, Mapping[str, Any]]:
+        ok, image = self._capture.retrieve()
+        if not ok or image is None:
+            raise CorruptFrameError(f"{self.name}: a grabbed frame did not decode")
         return image, timestamp_s, {"source": self.name}
 
     def read(self) -> Frame:
@@ -202,7 +217,8 @@ def open_webcam(
         capture.set(cv2.CAP_PROP_FRAME_HEIGHT, int(size[1]))
     if fps is not None:
         capture.set(cv2.CAP_PROP_FPS, float(fps))
-    return LiveCaptureSource(capture, name=f"webcam:{index}", read_timeout_s=read_timeout_s)
+    return LiveCaptureSource(capture, name=f"webcam:{index}", read_timeout_s=read_timeout_s,
+                             decode_when_read=True)
 
 
 def open_url(
