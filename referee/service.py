@@ -389,11 +389,16 @@ class RefereeService:
         if sub in self._subs:
             self._subs.remove(sub)
 
-    def latest_jpeg(self, overlay: bool = True) -> bytes | None:
+    def latest_jpeg(self, overlay: bool = True, max_width: int | None = None) -> bytes | None:
+        """The latest frame as JPEG; `max_width`: shrunk to that width (the size a page shows),
+        which costs a fraction of a full-size encode."""
         with self._lock:
             image = self.referee.overlay_image() if overlay else self.referee.last_frame
         if image is None:
             return None
+        if max_width is not None and 0 < max_width < image.shape[1]:
+            height = max(1, round(image.shape[0] * max_width / image.shape[1]))
+            image = cv2.resize(image, (int(max_width), height), interpolation=cv2.INTER_AREA)
         ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
         return buf.tobytes() if ok else None
 

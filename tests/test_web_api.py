@@ -112,6 +112,19 @@ def test_frame_is_the_camera_picture(running: Any) -> None:
     assert overlay.shape == image.shape
 
 
+def test_frame_is_encoded_at_the_width_the_page_shows(running: Any) -> None:
+    client = create_app({"TESTING": True}, service=running).test_client()
+    full = _decode(client.get("/api/frame.jpg?overlay=0").data)
+    small = _decode(client.get("/api/frame.jpg?overlay=0&w=420").data)
+    assert small.shape == (360, 480, 3), "420 px rounded up to 480, the frame's aspect kept"
+    # the same picture, smaller: the full frame shrunk to 480 px matches it
+    shrunk = cv2.resize(full, (480, 360), interpolation=cv2.INTER_AREA)
+    assert np.mean(np.abs(shrunk.astype(int) - small.astype(int))) < 6
+    assert _decode(client.get("/api/frame.jpg?w=5000").data).shape == full.shape, "not enlarged"
+    assert_json_error(client.get("/api/frame.jpg?w=wide"), 400, "bad_width")
+    assert_json_error(client.get("/api/frame.jpg?w=0"), 400, "bad_width")
+
+
 def test_frames_are_shared_between_requests_for_a_moment(running: Any) -> None:
     from web.frames import FrameCache
 

@@ -1,8 +1,11 @@
-"""One JPEG encode per camera picture, however many phones are watching.
+"""One JPEG encode per camera picture and size, however many phones are watching.
 
-`service.latest_jpeg()` draws the overlay and encodes a full frame each call (~0.1 s on a
-laptop at 1280x960, more on a Pi). Every open page asks for a picture a few times a second, so
-the answers are shared: within `max_age_s` every request gets the same bytes.
+`service.latest_jpeg()` draws the overlay and encodes a frame each call (a full-size encode is
+~20 ms at 2304x1296 on a laptop, more on a Pi). Every open page asks for a picture a few times
+a second, so the answers are shared: within `max_age_s` every request for the same picture gets
+the same bytes. A page says how wide it shows the picture (`width`): the frame is shrunk to that
+before encoding, rounded up to a multiple of `WIDTH_STEP_PX` so pages of similar sizes share
+one encode.
 
 The encode itself runs on one thread of the cache's own, never on the server worker that
 happened to ask: OpenCV keeps per-thread buffers for drawing and encoding, so with the encodes
@@ -18,22 +21,41 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+#: widths are rounded up to this, so phones of similar sizes share one encode
+WIDTH_STEP_PX = 160
+#: narrower than this is not worth a picture of the board
+MIN_WIDTH_PX = 320
+
+
+def width_bucket(width: int | None) -> int | None:
+    """The width actually encoded for a page showing the picture `width` px wide (None: full)."""
+    if width is None:
+        return None
+    width = max(MIN_WIDTH_PX, int(width))
+    return -(-width // WIDTH_STEP_PX) * WIDTH_STEP_PX
+
 
 class FrameCache:
     def __init__(self, max_age_s: float = 0.2, clock: Callable[[], float] = time.monotonic) -> None:
         self.max_age_s = max_age_s
         self._clock = clock
         self._lock = threading.Lock()
-        self._entries: dict[bool, tuple[float, bytes | None]] = {}
+        self._entries: dict[tuple[bool, int | None], tuple[float, bytes | None]] = {}
         self._encoder = ThreadPoolExecutor(1, thread_name_prefix="frame-encoder")
 
-    def get(self, service: Any, *, overlay: bool) -> bytes | None:
-        """The latest JPEG (`overlay` or not), encoded at most once per `max_age_s`."""
+    def get(self, service: Any, *, overlay: bool, width: int | None = None) -> bytes | None:
+        """The latest JPEG (`overlay` or not, at most `width` px wide rounded up to the step),
+        encoded at most once per `max_age_s`."""
+        key = (overlay, width_bucket(width))
         with self._lock:  # one encode at a time; the others wait and share its result
             now = self._clock()
-            entry = self._entries.get(overlay)
+            entry = self._entries.get(key)
             if entry is not None and now - entry[0] < self.max_age_s and entry[1] is not None:
                 return entry[1]
-            jpeg = self._encoder.submit(service.latest_jpeg, overlay=overlay).result()
-            self._entries[overlay] = (self._clock(), jpeg)
+            if key[1] is None:
+                job = self._encoder.submit(service.latest_jpeg, overlay=overlay)
+            else:
+                job = self._encoder.submit(service.latest_jpeg, overlay=overlay, max_width=key[1])
+            jpeg = job.result()
+            self._entries[key] = (self._clock(), jpeg)
             return jpeg

@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from web.errors import FrameUnavailableError
+from web.errors import BadRequestError, FrameUnavailableError
 from web.frames import FrameCache
 from web.service_access import get_service, to_jsonable
 from web.sse import StreamBudget, state_stream
@@ -62,9 +62,24 @@ def events() -> Response:
                         {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
+def _want_width() -> int | None:
+    """`?w=PX`: the width the page shows the picture at (None: the full frame)."""
+    raw = request.args.get("w")
+    if raw is None or raw == "":
+        return None
+    try:
+        width = int(raw)
+    except ValueError:
+        raise BadRequestError(f"w must be a whole number of pixels, got {raw!r}",
+                              code="bad_width") from None
+    if not 1 <= width <= 10_000:
+        raise BadRequestError(f"w must be 1..10000 pixels, got {width}", code="bad_width")
+    return width
+
+
 @bp.get("/frame.jpg")
 def frame() -> Response:
-    jpeg = _frames().get(get_service(), overlay=_want_overlay())
+    jpeg = _frames().get(get_service(), overlay=_want_overlay(), width=_want_width())
     if not jpeg:
         raise FrameUnavailableError("no camera frame yet: the camera is starting or lost")
     return Response(jpeg, mimetype="image/jpeg", headers=_NO_STORE)

@@ -361,7 +361,11 @@ function initCamera() {
     timer = setTimeout(() => {
       if (document.hidden) return next(1000);
       const overlay = $("opt-overlay").checked ? 1 : 0;
-      img.src = `/api/frame.jpg?overlay=${overlay}&t=${Date.now()}`;
+      // encoded at the size shown (a full-size encode for a third of it is wasted work)
+      const width = Math.round((img.clientWidth || img.parentElement.clientWidth)
+                               * (window.devicePixelRatio || 1));
+      const size = width > 0 ? `&w=${width}` : "";
+      img.src = `/api/frame.jpg?overlay=${overlay}${size}&t=${Date.now()}`;
     }, delay);
   };
   img.addEventListener("load", () => { img.hidden = false; missing.hidden = true; next(350); });
