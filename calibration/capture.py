@@ -68,3 +68,40 @@ def draw_target(image: npt.NDArray[np.uint8], view: TargetView | None, text: str
     cv2.putText(out, text, (round(8 * scale), round(24 * scale)), cv2.FONT_HERSHEY_SIMPLEX,
                 0.7 * scale, (255, 255, 255), max(1, round(2 * scale)), cv2.LINE_AA)
     return out
+
+
+class PhotoRefusedError(ValueError):
+    """The frame is not worth keeping as a calibration photo (the reason is the message)."""
+
+
+@dataclass
+class PhotoSession:
+    """Calibration photos saved into `folder`: `take(image)` keeps a frame showing a new pose."""
+
+    folder: str
+    picker: PhotoPicker = field(default_factory=PhotoPicker)
+
+    def take(self, image: npt.NDArray[np.uint8]) -> tuple[str, TargetView]:
+        """Save `image` as the next photo if the target is well seen in a new pose; the path and
+        what was detected. `PhotoRefusedError` says why not."""
+        from pathlib import Path
+
+        import cv2
+
+        from calibration.errors import TargetNotFoundError
+        from calibration.intrinsics import detect_target
+
+        try:
+            view = detect_target(image, min_corners=1)
+        except TargetNotFoundError:
+            raise PhotoRefusedError("no calibration target in view (`referee print charuco`)"
+                                    ) from None
+        why = self.picker.reason(view)
+        if why is not None:
+            raise PhotoRefusedError(why)
+        self.picker.consider(view)
+        folder = Path(self.folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"calib_{len(self.picker.kept):02d}.png"
+        cv2.imwrite(str(path), image)
+        return str(path), view

@@ -111,6 +111,7 @@ class RefereeService:
         demo: bool = False,
         new_match_on_end_s: float | None = None,
         demo_follow: DemoFollow | None = None,
+        photo_dir: str = "calibration-photos",
     ) -> None:
         spec = registry.get_game(game if game is not None else registry.default_name())
         self.log = log
@@ -125,6 +126,8 @@ class RefereeService:
         self._demo_follow = demo_follow
         self._demo_replan = False
         self.new_match_on_end_s = new_match_on_end_s
+        self.photo_dir = photo_dir  # where the calibration page's photos go
+        self._photos: Any = None
         self._lock = threading.RLock()
         self._subs: list[Subscription] = []
         self._thread: threading.Thread | None = None
@@ -564,6 +567,24 @@ class RefereeService:
         self.referee.board = None
         return [{"type": "calibration", "text": "Board corners set by hand",
                  "corners_px": arr.tolist()}]
+
+    def _cmd_capture_photo(self, p: dict[str, Any]) -> list[dict[str, Any]]:
+        """Save the current frame as a calibration photo (`calibration.capture.PhotoSession`)."""
+        from calibration.capture import PhotoRefusedError, PhotoSession
+
+        image = self.referee.last_frame
+        if image is None:
+            raise CommandError("no_frame", "no camera frame yet: wait for the camera")
+        if self._photos is None:
+            self._photos = PhotoSession(self.photo_dir)
+        try:
+            path, view = self._photos.take(image)
+        except PhotoRefusedError as exc:
+            raise CommandError("no_photo", f"no photo taken: {exc}") from exc
+        return [{"type": "calibration", "photo": path, "corners": len(view.ids),
+                 "corners_px": view.corners_px.round(1).tolist(),
+                 "text": f"Calibration photo {len(self._photos.picker.kept)} saved: {path} "
+                         f"({len(view.ids)} corners)"}]
 
 
 def create_demo_service(

@@ -107,3 +107,50 @@ def test_serve_focuses_as_told_or_as_the_calibration_stored() -> None:
     assert camera_options("webcam:0", None, stored) == {}, "a webcam has no lens position"
     with pytest.raises(SystemExit, match="for the Pi camera"):
         camera_options("webcam:0", 1.0, None)
+
+
+def test_the_calibration_pages_button_takes_a_photo_of_a_new_pose(tmp_path: Path) -> None:
+    import time
+
+    from hardware.fakes.picamera2 import FakeCamera, FakeCameraSystem
+    from hardware.sources.picamera2_source import Picamera2Params, Picamera2Source
+    from referee.log import MatchLog
+    from referee.service import RefereeService
+    from web.app import create_app
+
+    first, second = _views(2, seed=6)
+    shown = [first]
+    system = FakeCameraSystem([FakeCamera(fps=30.0, settle_frames=2,
+                                          frame_fn=lambda i, size: shown[0])])
+    service = RefereeService(
+        MatchLog(tmp_path / "m.sqlite"),
+        lambda restart: Picamera2Source(0, Picamera2Params(size=SIZE),
+                                        picamera2_class=system.picamera2_class),
+        game="dition", source_spec="picamera2", photo_dir=str(tmp_path / "photos"),
+        max_fps=10.0)
+    client = create_app({"TESTING": True}, service=service).test_client()
+    service.start()
+    try:
+        deadline = time.monotonic() + 30
+        while service.referee.last_frame is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        taken = client.post("/api/control/capture_photo", json={})
+        assert taken.status_code == 200, taken.get_json()
+        event = taken.get_json()["result"]["events"][0]
+        photo = Path(event["photo"])
+        assert photo.parent == tmp_path / "photos"
+        assert cv2.imread(str(photo)).shape == (SIZE[1], SIZE[0], 3), "at the stream's size"
+        truth = detect_target(first, SPEC)
+        assert event["corners"] == len(truth.ids)
+        found = np.array(event["corners_px"])
+        assert np.max(np.abs(np.sort(found, axis=0) - np.sort(truth.corners_px, axis=0))) < 1.0
+        again = client.post("/api/control/capture_photo", json={})
+        assert again.status_code >= 400 and "same pose" in again.get_json()["message"]
+        shown[0] = second
+        time.sleep(0.5)
+        moved = client.post("/api/control/capture_photo", json={})
+        assert moved.status_code == 200, moved.get_json()
+        assert len(list((tmp_path / "photos").glob("*.png"))) == 2
+    finally:
+        service.stop()
+        service.log.close()

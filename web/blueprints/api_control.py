@@ -21,7 +21,7 @@ bp = Blueprint("api_control", __name__, url_prefix="/api")
 
 #: The commands the page sends (docs/INTERFACES.md); others are passed on for the service to judge.
 COMMANDS = ("new_match", "confirm", "undo", "answer", "correct", "draw", "pause", "resume",
-            "set_corners", "sample_colours")
+            "set_corners", "sample_colours", "capture_photo")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 

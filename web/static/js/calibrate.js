@@ -41,6 +41,7 @@ function drawMarks() {
       `<text x="${x + r * 1.3}" y="${y - r * 1.3}" font-size="${r * 2.6}" stroke-width="${r / 3}">${i}</text>`;
   });
   svg.innerHTML = html;
+  drawTarget();
   const names = CORNER_NAMES[game()];
   $("corner-names").textContent = names.join(", ");
   $("cal-hint").textContent = corners.length < 4
@@ -122,6 +123,39 @@ $("cal-sample").addEventListener("click", async () => {
     await refreshCheck();
   } catch (err) { reportError(err); }
 });
+
+let targetCorners = [];  // the calibration target's corners in the frozen frame
+$("cal-photo").addEventListener("click", async () => {
+  const status = $("cal-photo-status");
+  try {
+    await freeze();  // the frame shown is the one the referee has now
+    const result = await control("capture_photo", {});
+    const events = (result.result || result).events || [];
+    const event = events.find((e) => e.type === "calibration") || {};
+    targetCorners = event.corners_px || [];
+    status.textContent = event.text || "Photo saved";
+    drawTarget();
+  } catch (err) {
+    targetCorners = [];
+    drawTarget();
+    status.textContent = err.message;
+  }
+});
+
+function drawTarget() {
+  const svg = $("cal-marks");
+  svg.querySelectorAll(".target").forEach((el) => el.remove());
+  const img = $("cal-image");
+  const r = Math.max(img.naturalWidth || 1, img.naturalHeight || 1) / 220;
+  for (const [x, y] of targetCorners) {
+    const dot = document.createElementNS("http://www.w3.org/2000/svg", "circle");
+    dot.setAttribute("class", "target");
+    dot.setAttribute("cx", x); dot.setAttribute("cy", y); dot.setAttribute("r", r);
+    dot.setAttribute("fill", "none"); dot.setAttribute("stroke", "#1db954");
+    dot.setAttribute("stroke-width", r / 2);
+    svg.appendChild(dot);
+  }
+}
 
 drawMarks();
 freeze();
