@@ -146,9 +146,13 @@ def test_the_calibration_pages_button_takes_a_photo_of_a_new_pose(tmp_path: Path
         assert np.max(np.abs(np.sort(found, axis=0) - np.sort(truth.corners_px, axis=0))) < 1.0
         again = client.post("/api/control/capture_photo", json={})
         assert again.status_code >= 400 and "same pose" in again.get_json()["message"]
-        shown[0] = second
-        time.sleep(0.5)
-        moved = client.post("/api/control/capture_photo", json={})
+        shown[0] = second  # the target moved: once the referee has that frame, a new photo
+        deadline = time.monotonic() + 10
+        while True:
+            moved = client.post("/api/control/capture_photo", json={})
+            if moved.status_code == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
         assert moved.status_code == 200, moved.get_json()
         assert len(list((tmp_path / "photos").glob("*.png"))) == 2
     finally:
