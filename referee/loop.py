@@ -112,12 +112,12 @@ class Referee:
                                                self.settings.snapshot_quality])
         return buf.tobytes() if ok else None
 
-    def overlay_image(self) -> np.ndarray | None:
+    def overlay_image(self, width: int | None = None) -> np.ndarray | None:
         if self.last_frame is None:
             return None
         from referee.overlay import draw_overlay
 
-        return draw_overlay(self.last_frame, self)
+        return draw_overlay(self.last_frame, self, width=width)
 
     # -- frames --------------------------------------------------------------------------------
     def process(self, image: np.ndarray) -> list[dict[str, Any]]:

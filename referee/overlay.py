@@ -55,16 +55,24 @@ def caption_lines(text: str, width_px: int, scale: float, thick: int) -> list[st
     return lines
 
 
-def draw_overlay(frame: np.ndarray, referee: Any) -> np.ndarray:
+def draw_overlay(frame: np.ndarray, referee: Any, width: int | None = None) -> np.ndarray:
     """A copy of `frame` with the board outline, what the referee's game marks on it (its
-    `Game.draw`), the instruction and a hand warning."""
-    img = frame.copy()
+    `Game.draw`), the instruction and a hand warning. `width`: the copy is shrunk to it first and
+    drawn at that size (the page's picture: no full-size copy and drawing for a small view)."""
+    scale = 1.0
+    if width is not None and 0 < width < frame.shape[1]:
+        scale = width / frame.shape[1]
+        size = (int(width), max(1, round(frame.shape[0] * scale)))
+        img = cv2.resize(frame, size, interpolation=cv2.INTER_AREA)
+    else:
+        img = frame.copy()
     board = referee.board
     h, w = img.shape[:2]
     thick = max(2, round(w / 600))
     if board is not None:
-        H = np.asarray(board.H_board_to_image, dtype=np.float64)
-        corners = np.round(np.asarray(board.corners_px) * 4).astype(np.int32)
+        to_shown = np.diag([scale, scale, 1.0])  # captured pixels -> pixels of the copy
+        H = to_shown @ np.asarray(board.H_board_to_image, dtype=np.float64)
+        corners = np.round(np.asarray(board.corners_px) * scale * 4).astype(np.int32)
         cv2.polylines(img, [corners], True, (60, 200, 60), thick, cv2.LINE_AA, shift=2)
         referee.spec.draw(img, H, referee.last_reading, referee.match.instruction, thick)
     text = referee.match.instruction.get("text", "")

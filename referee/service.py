@@ -396,7 +396,8 @@ class RefereeService:
         """The latest frame as JPEG; `max_width`: shrunk to that width (the size a page shows),
         which costs a fraction of a full-size encode."""
         with self._lock:
-            image = self.referee.overlay_image() if overlay else self.referee.last_frame
+            image = (self.referee.overlay_image(width=max_width) if overlay
+                     else self.referee.last_frame)
         if image is None:
             return None
         if max_width is not None and 0 < max_width < image.shape[1]:

@@ -121,6 +121,12 @@ def test_frame_is_encoded_at_the_width_the_page_shows(running: Any) -> None:
     shrunk = cv2.resize(full, (480, 360), interpolation=cv2.INTER_AREA)
     assert np.mean(np.abs(shrunk.astype(int) - small.astype(int))) < 6
     assert _decode(client.get("/api/frame.jpg?w=5000").data).shape == full.shape, "not enlarged"
+    # the overlay is drawn on the small copy, where the full-size one shrunk would put it
+    drawn_full = _decode(client.get("/api/frame.jpg").data)
+    drawn_small = _decode(client.get("/api/frame.jpg?w=420").data)
+    assert drawn_small.shape == (360, 480, 3)
+    shrunk = cv2.resize(drawn_full, (480, 360), interpolation=cv2.INTER_AREA)
+    assert np.mean(np.abs(shrunk.astype(int) - drawn_small.astype(int))) < 8
     assert_json_error(client.get("/api/frame.jpg?w=wide"), 400, "bad_width")
     assert_json_error(client.get("/api/frame.jpg?w=0"), 400, "bad_width")
 
