@@ -98,7 +98,7 @@ def test_capture_stores_the_pi_cameras_focus_in_the_calibration(tmp_path: Path,
 
 def test_serve_focuses_as_told_or_as_the_calibration_stored() -> None:
     from calibration.store import Calibration
-    from referee.commands.capture import camera_options
+    from referee.commands.serve import camera_options
 
     stored = Calibration(image_size=SIZE, camera_controls={"LensPosition": 1.4})
     assert camera_options("picamera2:0", None, stored) == {"lens_position_dioptres": 1.4}

@@ -16,7 +16,6 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from referee.commands._common import say
 
@@ -42,19 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="give up after this many seconds (default 600)")
 
 
-def camera_options(spec: str, lens_position: float | None,
-                   calibration: Any = None) -> dict[str, Any]:
-    """What `open_any` gets for `spec`: the focus, from `--lens-position` or else the one stored
-    in the calibration; a lens position only means something to the Pi camera."""
-    stored = (getattr(calibration, "camera_controls", None) or {}).get("LensPosition")
-    if lens_position is None and (stored is None or not spec.startswith("picamera2")):
-        return {}
-    if not spec.startswith("picamera2"):
-        raise SystemExit(f"referee: --lens-position is for the Pi camera (picamera2), not {spec}")
-    return {"lens_position_dioptres": float(lens_position if lens_position is not None
-                                            else stored)}
-
-
 def run(args: argparse.Namespace) -> int:
     import cv2
 
@@ -63,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from calibration.intrinsics import detect_target
     from calibration.target import CharucoSpec
     from hardware import EndOfStream, HardwareError
-    from referee.commands.serve import auto_source
+    from referee.commands.serve import auto_source, camera_options
     from referee.sources import open_any
 
     try:

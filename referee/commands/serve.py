@@ -80,6 +80,19 @@ def auto_source() -> str:
     return "webcam:0"
 
 
+def camera_options(spec: str, lens_position: float | None,
+                   calibration: Any = None) -> dict[str, Any]:
+    """What `open_any` gets for `spec`: the focus, from `--lens-position` or else the one stored
+    in the calibration; a lens position only means something to the Pi camera."""
+    stored = (getattr(calibration, "camera_controls", None) or {}).get("LensPosition")
+    if lens_position is None and (stored is None or not spec.startswith("picamera2")):
+        return {}
+    if not spec.startswith("picamera2"):
+        raise SystemExit(f"referee: --lens-position is for the Pi camera (picamera2), not {spec}")
+    return {"lens_position_dioptres": float(lens_position if lens_position is not None
+                                            else stored)}
+
+
 def _stop_signals(service: Any) -> dict[int, Any]:
     """Ctrl-C and SIGTERM (`kill`, a container stop) end the pages' event streams first, then
     interrupt the server in the main thread (KeyboardInterrupt for both).
@@ -142,7 +155,6 @@ def run_service(service: Any, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from referee.commands.capture import camera_options
     from referee.loop import LoopSettings
     from referee.service import RefereeService
     from referee.sources import is_still_folder, open_any
