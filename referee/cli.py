@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "matches": ("referee.commands.matches", "list the matches in the log"),
     "export": ("referee.commands.export", "export one match as json, csv or txt"),
     "sources": ("referee.commands.sources", "list the frame sources available on this machine"),
+    "club": ("referee.commands.club", "set up the club database (init) or serve the club page"),
 }
 
 

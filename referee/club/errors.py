@@ -27,3 +27,7 @@ class ClubSchemaError(ClubError, RuntimeError):
 
 class ClubNotFoundError(ClubError, LookupError):
     """No such match (or round) in the club database."""
+
+
+class ClubInputError(ClubError, ValueError):
+    """A filter, a round's name or a player's name the club cannot take (the message says why)."""

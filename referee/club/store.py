@@ -17,7 +17,7 @@ from datetime import date
 from typing import Any
 
 from referee.club import schema
-from referee.club.errors import ClubError, ClubNotFoundError
+from referee.club.errors import ClubInputError, ClubNotFoundError
 from referee.club.url import connect, redact
 from referee.log import EventRecord, MatchRecord, check_export_format, export_record
 
@@ -95,7 +95,7 @@ class MatchFilter:
             args += [self.day, self.day]
         if self.result:
             if self.result not in RESULT_FILTERS:
-                raise ClubError(f"unknown result filter {self.result!r}: use one of "
+                raise ClubInputError(f"unknown result filter {self.result!r}: use one of "
                                 f"{', '.join(RESULT_FILTERS)}")
             clauses.append({
                 "in_progress": "m.ended_at IS NULL",
@@ -201,23 +201,30 @@ class ClubStore:
 
     # -- live ----------------------------------------------------------------------------------
     def tables_state(self) -> list[dict[str, Any]]:
-        """Every table's latest match: its position, last verdict and last events."""
-        rows = self._all(
+        """Every table's latest match: its position, last verdict and last events (three
+        queries, whatever the number of tables)."""
+        matches = self._all(
             f"SELECT DISTINCT ON (m.table_name) {_MATCH_COLUMNS}, t.last_seen, m.local_id"
             " FROM matches m JOIN tables t ON t.name = m.table_name"
             " ORDER BY m.table_name, m.started DESC, m.id DESC")
-        out = []
-        for row in rows:
-            match = _match_from_row(row)
-            events = self.events(match.record.id, last=LIVE_EVENTS)
-            out.append(table_state(match, events, self._position(match.record.id),
-                                   last_seen=row[12].isoformat(), local_id=int(row[13])))
-        return out
-
-    def _position(self, match_id: int) -> Any:
-        rows = self._all("SELECT position::text FROM positions WHERE match_id = %s"
-                         " ORDER BY seq DESC LIMIT 1", (match_id,))
-        return json.loads(rows[0][0]) if rows else None
+        ids = [int(r[0]) for r in matches]
+        events: dict[int, list[EventRecord]] = {i: [] for i in ids}
+        for r in self._all(
+                "SELECT e.match_id, e.seq, e.time, e.type, e.payload::text, p.position::text,"
+                " EXISTS (SELECT 1 FROM snapshots s WHERE s.match_id = e.match_id"
+                " AND s.seq = e.seq)"
+                " FROM unnest(%s::bigint[]) AS l(id) CROSS JOIN LATERAL"
+                " (SELECT * FROM events e WHERE e.match_id = l.id ORDER BY e.seq DESC"
+                " LIMIT %s) e LEFT JOIN positions p ON p.match_id = e.match_id"
+                " AND p.seq = e.seq ORDER BY e.match_id, e.seq", (ids, LIVE_EVENTS)):
+            events[int(r[0])].append(EventRecord(int(r[0]), int(r[1]), r[2], r[3],
+                                                 json.loads(r[4]), _loads(r[5]), bool(r[6])))
+        positions = {int(r[0]): json.loads(r[1]) for r in self._all(
+            "SELECT l.id, p.position::text FROM unnest(%s::bigint[]) AS l(id) CROSS JOIN LATERAL"
+            " (SELECT position FROM positions p WHERE p.match_id = l.id ORDER BY p.seq DESC"
+            " LIMIT 1) p", (ids,))}
+        return [table_state(_match_from_row(r), events[int(r[0])], positions.get(int(r[0])),
+                            last_seen=r[12].isoformat(), local_id=int(r[13])) for r in matches]
 
     # -- rounds and standings ------------------------------------------------------------------
     def rounds(self) -> list[dict[str, Any]]:
@@ -246,11 +253,11 @@ class ClubStore:
         what was typed there)."""
         match = self.match(match_id)
         if colour not in match.record.players:
-            raise ClubError(f"match {match_id} has no player {colour!r} (its players: "
+            raise ClubInputError(f"match {match_id} has no player {colour!r} (its players: "
                             f"{', '.join(match.record.players)})")
         cleaned = name.strip() if isinstance(name, str) else ""
         if not cleaned or len(cleaned) > 60:
-            raise ClubError("a player's name must be 1 to 60 characters")
+            raise ClubInputError("a player's name must be 1 to 60 characters")
         with self._conn() as conn:
             conn.execute(
                 "INSERT INTO match_players (match_id, colour, name, corrected_at)"
@@ -267,7 +274,7 @@ class ClubStore:
 
 def _round_name(name: object) -> str:
     if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_ROUND_NAME:
-        raise ClubError(f"a round's name must be 1 to {MAX_ROUND_NAME} characters")
+        raise ClubInputError(f"a round's name must be 1 to {MAX_ROUND_NAME} characters")
     return name.strip()
 
 
