@@ -17,10 +17,16 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+
+from referee.club import schema
+from referee.club.sender import ClubSender
+from referee.club.url import connect
+from referee.log import MatchLog
 
 SERVER = os.environ.get("REFEREE_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -72,9 +78,9 @@ def terminate_connections(database: str) -> int:
     return sum(1 for r in rows if r[0])
 
 
-@pytest.fixture
-def club_db() -> Iterator[tuple[str, str]]:
-    """(url, database name) of a fresh, empty scratch database; dropped after the test."""
+def scratch_database() -> Iterator[tuple[str, str]]:
+    """(url, database name) of a fresh, empty scratch database; dropped afterwards (the
+    `club_db` fixture of conftest.py)."""
     require_server()
     name = f"club_test_{secrets.token_hex(6)}"
     with admin() as conn:
@@ -205,6 +211,57 @@ class TcpProxy:
         self._closed = True
         self.cut()
         self._listener.close()
+
+
+def init_club(url: str) -> None:
+    with connect(url, autocommit=True) as conn:
+        schema.migrate(conn)
+
+
+def make_sender(db: Path, url: str, table: str, said: list[str] | None = None,
+            **kw: Any) -> ClubSender:
+    kw.setdefault("min_backoff_s", 0.05)
+    kw.setdefault("max_backoff_s", 0.5)
+    kw.setdefault("poll_s", 0.05)
+    out = said if said is not None else []
+    return ClubSender(db, url, table, say=out.append, **kw)
+
+
+def write_match(log: MatchLog, n: int, *, game: str = "dition", names: dict | None = None,
+                 end: dict | None = None, snapshot_every: int = 3, pause_s: float = 0.0) -> int:
+    players = ["black", "white"] if game == "dition" else ["G", "R"]
+    match_id = log.new_match(game, players, start_position={"discs": [], "to_move": "black"})
+    start = {"type": "start", "game": game, "players": players, "text": "New match"}
+    if names:
+        start["names"] = names
+    log.append(match_id, start, position={"discs": [], "to_move": "black"})
+    for i in range(n):
+        colour = players[i % 2]
+        log.append(match_id, {"type": "move", "colour": colour, "x": 1.0 + i % 17, "y": 2.5,
+                              "outcome": "quiet", "text": f"{colour} move {i}"},
+                   position={"discs": [[1.0 + k % 17, 2.5, players[k % 2]] for k in range(i + 1)],
+                             "to_move": players[(i + 1) % 2]},
+                   snapshot_jpeg=(b"\xff\xd8" + bytes([i % 256]) * 300
+                                  if i % snapshot_every == 0 else None))
+        if pause_s:
+            time.sleep(pause_s)
+    if end is not None:
+        log.append(match_id, {"type": "end", **end})
+        log.end_match(match_id, end)
+    return match_id
+
+
+def assert_same(url: str, logs: dict[str, Path]) -> None:
+    """The club holds every event of every log exactly (payload, position, snapshot), in order."""
+    club = club_rows(url)
+    expected: dict = {}
+    for table, path in logs.items():
+        expected.update(log_rows(path, table))
+    assert set(club) == set(expected)
+    for key, rows in expected.items():
+        got = club[key]
+        assert [r[0] for r in got] == sorted(r[0] for r in got), f"{key} arrived out of order"
+        assert got == rows, f"{key}: the club's copy differs from the log"
 
 
 def wait_for(predicate: Any, timeout_s: float, what: str) -> Any:

@@ -21,77 +21,22 @@ import psycopg
 import pytest
 from club_support import (
     TcpProxy,
-    club_db,  # noqa: F401 - a fixture
-    club_rows,
-    log_rows,
+    assert_same,
+    init_club,
+    make_sender,
     terminate_connections,
     wait_for,
     with_port,
+    write_match,
 )
 
 from referee.club import schema
 from referee.club.errors import ClubAuthError, ClubUnreachableError, ClubUrlError
-from referee.club.sender import ClubSender
 from referee.club.store import ClubStore, MatchFilter
 from referee.club.url import check_url, connect, redact, scrub
 from referee.log import MatchLog
 
 SECRET = "s3cr3t-Pa55"
-
-
-def _init(url: str) -> None:
-    with connect(url, autocommit=True) as conn:
-        schema.migrate(conn)
-
-
-def _quiet() -> list[str]:
-    return []
-
-
-def _sender(db: Path, url: str, table: str, said: list[str] | None = None,
-            **kw: Any) -> ClubSender:
-    kw.setdefault("min_backoff_s", 0.05)
-    kw.setdefault("max_backoff_s", 0.5)
-    kw.setdefault("poll_s", 0.05)
-    out = said if said is not None else []
-    return ClubSender(db, url, table, say=out.append, **kw)
-
-
-def _write_match(log: MatchLog, n: int, *, game: str = "dition", names: dict | None = None,
-                 end: dict | None = None, snapshot_every: int = 3, pause_s: float = 0.0) -> int:
-    players = ["black", "white"] if game == "dition" else ["G", "R"]
-    match_id = log.new_match(game, players, start_position={"discs": [], "to_move": "black"})
-    start = {"type": "start", "game": game, "players": players, "text": "New match"}
-    if names:
-        start["names"] = names
-    log.append(match_id, start, position={"discs": [], "to_move": "black"})
-    for i in range(n):
-        colour = players[i % 2]
-        log.append(match_id, {"type": "move", "colour": colour, "x": 1.0 + i % 17, "y": 2.5,
-                              "outcome": "quiet", "text": f"{colour} move {i}"},
-                   position={"discs": [[1.0 + k % 17, 2.5, players[k % 2]] for k in range(i + 1)],
-                             "to_move": players[(i + 1) % 2]},
-                   snapshot_jpeg=(b"\xff\xd8" + bytes([i % 256]) * 300
-                                  if i % snapshot_every == 0 else None))
-        if pause_s:
-            time.sleep(pause_s)
-    if end is not None:
-        log.append(match_id, {"type": "end", **end})
-        log.end_match(match_id, end)
-    return match_id
-
-
-def _assert_same(url: str, logs: dict[str, Path]) -> None:
-    """The club holds every event of every log exactly (payload, position, snapshot), in order."""
-    club = club_rows(url)
-    expected: dict = {}
-    for table, path in logs.items():
-        expected.update(log_rows(path, table))
-    assert set(club) == set(expected)
-    for key, rows in expected.items():
-        got = club[key]
-        assert [r[0] for r in got] == sorted(r[0] for r in got), f"{key} arrived out of order"
-        assert got == rows, f"{key}: the club's copy differs from the log"
 
 
 # -- the URL ---------------------------------------------------------------------------------------
@@ -182,29 +127,29 @@ def test_a_sender_waits_for_a_club_without_schema(club_db: tuple[str, str],
                                                   tmp_path: Path) -> None:
     url, _ = club_db
     log = MatchLog(tmp_path / "t.sqlite")
-    _write_match(log, 3)
+    write_match(log, 3)
     said: list[str] = []
-    sender = _sender(log.path, url, "T1", said).start()
+    sender = make_sender(log.path, url, "T1", said).start()
     try:
         status = wait_for(lambda: sender.status()["state"] == "no_schema" and sender.status(),
                           20, "the sender to find no schema")
         assert status["waiting"] == 4
         assert "referee club init" in status["error"]
-        _init(url)
+        init_club(url)
         assert sender.drain(30), sender.status()
     finally:
         sender.stop()
-    _assert_same(url, {"T1": log.path})
+    assert_same(url, {"T1": log.path})
 
 
 # -- the sender ---------------------------------------------------------------------------------------
 def test_two_tables_report_concurrently_every_event_once_in_order(
         club_db: tuple[str, str], tmp_path: Path) -> None:
     url, _ = club_db
-    _init(url)
+    init_club(url)
     logs = {name: MatchLog(tmp_path / f"{name}.sqlite") for name in ("T1", "T2")}
-    senders = [_sender(log.path, url, name).start() for name, log in logs.items()]
-    writers = [threading.Thread(target=_write_match, args=(log, 60),
+    senders = [make_sender(log.path, url, name).start() for name, log in logs.items()]
+    writers = [threading.Thread(target=write_match, args=(log, 60),
                                 kwargs={"end": {"winner": "white", "reason": "suicide",
                                                 "text": "White wins"}, "pause_s": 0.005})
                for log in logs.values()]
@@ -218,7 +163,7 @@ def test_two_tables_report_concurrently_every_event_once_in_order(
     finally:
         for s in senders:
             s.stop()
-    _assert_same(url, {name: log.path for name, log in logs.items()})
+    assert_same(url, {name: log.path for name, log in logs.items()})
     with psycopg.connect(url) as conn:
         ended = conn.execute("SELECT table_name, ended_at IS NOT NULL, result::text"
                              " FROM matches ORDER BY 1").fetchall()
@@ -229,11 +174,11 @@ def test_two_tables_report_concurrently_every_event_once_in_order(
 def test_terminated_connections_mid_match_lose_and_double_nothing(
         club_db: tuple[str, str], tmp_path: Path) -> None:
     url, name = club_db
-    _init(url)
+    init_club(url)
     log = MatchLog(tmp_path / "t.sqlite")
     said: list[str] = []
-    sender = _sender(log.path, url, "T1", said, batch_events=5).start()
-    writer = threading.Thread(target=_write_match, args=(log, 150),
+    sender = make_sender(log.path, url, "T1", said, batch_events=5).start()
+    writer = threading.Thread(target=write_match, args=(log, 150),
                               kwargs={"pause_s": 0.01, "end": {"winner": None, "reason": "draw"}})
     writer.start()
     terminated = 0
@@ -250,18 +195,18 @@ def test_terminated_connections_mid_match_lose_and_double_nothing(
         sender.stop()
     assert terminated >= 1
     assert any("lost the club database" in s or "cannot reach" in s for s in said), said
-    _assert_same(url, {"T1": log.path})
+    assert_same(url, {"T1": log.path})
 
 
 def test_a_cut_network_shows_the_waiting_events_and_they_follow_on_return(
         club_db: tuple[str, str], tmp_path: Path) -> None:
     url, _ = club_db
-    _init(url)
+    init_club(url)
     proxy = TcpProxy()
     log = MatchLog(tmp_path / "t.sqlite")
-    sender = _sender(log.path, with_port(url, proxy.port), "T1").start()
+    sender = make_sender(log.path, with_port(url, proxy.port), "T1").start()
     try:
-        match_id = _write_match(log, 4)
+        match_id = write_match(log, 4)
         assert sender.drain(30), sender.status()
         proxy.cut()
         for i in range(3):
@@ -276,13 +221,13 @@ def test_a_cut_network_shows_the_waiting_events_and_they_follow_on_return(
     finally:
         sender.stop()
         proxy.close()
-    _assert_same(url, {"T1": log.path})
+    assert_same(url, {"T1": log.path})
 
 
 def test_wrong_credentials_are_said_and_the_match_goes_on(
         club_db: tuple[str, str], tmp_path: Path) -> None:
     url, _ = club_db
-    _init(url)
+    init_club(url)
     bad = url.replace("postgresql://postgres@", f"postgresql://nosuchclub:{SECRET}@")
     with pytest.raises(ClubAuthError) as info:
         connect(bad)
@@ -317,10 +262,10 @@ def test_wrong_credentials_are_said_and_the_match_goes_on(
 def test_the_sender_resumes_from_its_marker_after_a_restart(
         club_db: tuple[str, str], tmp_path: Path) -> None:
     url, _ = club_db
-    _init(url)
+    init_club(url)
     log = MatchLog(tmp_path / "t.sqlite")
-    match_id = _write_match(log, 10)
-    sender = _sender(log.path, url, "T1").start()
+    match_id = write_match(log, 10)
+    sender = make_sender(log.path, url, "T1").start()
     assert sender.drain(30)
     sender.stop()
     db = sqlite3.connect(str(log.path))
@@ -331,33 +276,33 @@ def test_the_sender_resumes_from_its_marker_after_a_restart(
     db.commit()
     db.close()
     log.append(match_id, {"type": "move", "colour": "black", "x": 3.0, "y": 3.0})
-    again = _sender(log.path, url, "T1")
+    again = make_sender(log.path, url, "T1")
     assert again.status()["waiting"] == 8
     again.start()
     try:
         assert again.drain(30)
     finally:
         again.stop()
-    _assert_same(url, {"T1": log.path})
+    assert_same(url, {"T1": log.path})
 
 
 # -- reading the club ----------------------------------------------------------------------------------
 @pytest.fixture
 def filled_club(club_db: tuple[str, str], tmp_path: Path) -> dict[str, Any]:
     url, _ = club_db
-    _init(url)
+    init_club(url)
     logs = {n: MatchLog(tmp_path / f"{n}.sqlite") for n in ("T1", "T2")}
-    _write_match(logs["T1"], 5, names={"black": "Ann", "white": "Bob"},
+    write_match(logs["T1"], 5, names={"black": "Ann", "white": "Bob"},
                  end={"winner": "black", "reason": "suicide", "text": "Black wins"})
-    _write_match(logs["T1"], 3, names={"black": "Bob", "white": "Cy"},
+    write_match(logs["T1"], 3, names={"black": "Bob", "white": "Cy"},
                  end={"winner": None, "reason": "agreed", "text": "Draw"})
-    _write_match(logs["T2"], 4, game="domination", names={"G": "Ann", "R": "Cy"},
+    write_match(logs["T2"], 4, game="domination", names={"G": "Ann", "R": "Cy"},
                  end={"winner": "R", "reason": "no moves", "text": "Red wins"})
-    _write_match(logs["T2"], 2, names={"black": "Dee"},
+    write_match(logs["T2"], 2, names={"black": "Dee"},
                  end={"winner": None, "reason": "abandoned", "text": "Abandoned"})
-    _write_match(logs["T2"], 2, names={"white": "Eve"})
+    write_match(logs["T2"], 2, names={"white": "Eve"})
     for name, log in logs.items():
-        sender = _sender(log.path, url, name)
+        sender = make_sender(log.path, url, name)
         sender.start()
         try:
             assert sender.drain(30)

@@ -17,6 +17,7 @@ club page listens to.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import sys
@@ -138,11 +139,16 @@ class ClubSender:
         self._wake.set()
 
     def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop the thread; while the club is connected, what the log holds by now is sent first
+        (for at most `timeout_s`), so a clean stop leaves nothing waiting."""
         self._stop.set()
         self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout_s)
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout_s)
             self._thread = None
+        if thread is not None and not thread.is_alive() and self._pg is not None:
+            self._flush(time.monotonic() + timeout_s)
         self._close_pg()
         with self._db_lock:
             self._db.close()
@@ -165,6 +171,15 @@ class ClubSender:
             time.sleep(0.05)
         return False
 
+    def _flush(self, deadline: float) -> None:
+        try:
+            while time.monotonic() < deadline and self._send_some(final=True):
+                pass
+            self._set(waiting=self._count_waiting())
+        except Exception as exc:  # noqa: BLE001 - stopping: the log keeps what is left
+            self._say(f"club: stopped with events unsent ({scrub(str(exc), self.url)}); they "
+                      "are sent at the next start")
+
     # -- the thread --------------------------------------------------------------------------------
     def _set(self, **changes: Any) -> None:
         with self._lock:
@@ -172,10 +187,9 @@ class ClubSender:
             self._status.update(changes)
             after = dict(self._status)
         if after != before and self._on_change is not None:
-            try:
+            # a page listener must never stop the sender
+            with contextlib.suppress(Exception):
                 self._on_change(self.status())
-            except Exception:  # noqa: BLE001 - a page listener must never stop the sender
-                pass
 
     def _run(self) -> None:
         backoff = self.min_backoff_s
@@ -229,10 +243,8 @@ class ClubSender:
 
     def _close_pg(self) -> None:
         if self._pg is not None:
-            try:
+            with contextlib.suppress(Exception):  # closing a dead connection
                 self._pg.close()
-            except Exception:  # noqa: BLE001 - closing a dead connection
-                pass
             self._pg = None
 
     # -- the log side --------------------------------------------------------------------------
@@ -250,13 +262,13 @@ class ClubSender:
                 (self._club, match_id, seq, int(ended), int(done)))
 
     # -- the club side --------------------------------------------------------------------------
-    def _send_some(self) -> bool:
+    def _send_some(self, final: bool = False) -> bool:
         """One pass over the matches with something unsent; True if a batch was full."""
         with self._db_lock:
             pending = self._db.execute(_PENDING, (self._club,)).fetchall()
         more = False
         for row in pending:
-            if self._stop.is_set():
+            if self._stop.is_set() and not final:
                 return False
             sent_seq, ended_sent, last_seq, marked = int(row[9]), bool(row[10]), int(row[11]), \
                 bool(row[12])

@@ -8,6 +8,7 @@ and the pages show `listening: false` meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -101,10 +102,8 @@ class ClubHub:
             except Exception as exc:  # noqa: BLE001 - the server went away: reconnect
                 self._lost(scrub(str(exc).strip() or type(exc).__name__, self.store.url))
             finally:
-                try:
+                with contextlib.suppress(Exception):  # closing a dead connection
                     conn.close()
-                except Exception:  # noqa: BLE001
-                    pass
             self._stop.wait(backoff)
 
     def _lost(self, message: str) -> None:
