@@ -392,3 +392,40 @@ def test_the_command_line_reads_the_club_as_it_reads_a_table(
     with redirect_stderr(err):
         assert main(["export", "999999", "--club", url]) == 1
     assert "no match 999999 in the club database" in err.getvalue()
+
+
+# -- the table's side ------------------------------------------------------------------------------
+def test_a_new_match_takes_the_players_names(tmp_path: Path) -> None:
+    from web_support import make_service
+
+    from web.app import create_app
+
+    service = make_service(tmp_path / "t.sqlite", game="domination")
+    client = create_app(service=service).test_client()
+    same = {"Origin": "http://localhost", "Content-Type": "application/json"}
+    body = {"game": "domination", "players": ["G", "R"], "names": {"G": " Ann ", "R": ""}}
+    assert client.post("/api/control/new_match", json=body, headers=same).status_code == 200
+    state = client.get("/api/state").get_json()
+    start = next(e for e in state["events"] if e["type"] == "start")
+    assert start["names"] == {"G": "Ann"}  # trimmed, the blank one left out
+    assert "club" not in state  # no club link without --club
+    for names, word in (({"B": "Cy"}, "'B' is not one of the players"), (["Ann"], "an object"),
+                        ({"G": "x" * 61}, "at most 60 characters")):
+        refused = client.post("/api/control/new_match", headers=same,
+                              json={"game": "domination", "players": ["G", "R"], "names": names})
+        assert refused.status_code == 400 and refused.get_json()["error"] == "bad_names"
+        assert word in refused.get_json()["message"]
+    assert client.get("/api/state").get_json()["match_id"] == state["match_id"]
+
+
+def test_club_options_are_checked_before_anything_starts(tmp_path: Path) -> None:
+    from referee.cli import main
+
+    url = f"postgresql://club:{SECRET}@127.0.0.1:1/club"
+    with pytest.raises(SystemExit) as info:
+        main(["demo", "--club", url, "--db", str(tmp_path / "d.sqlite"), "--quiet"])
+    assert "needs --table NAME" in str(info.value) and SECRET not in str(info.value)
+    with pytest.raises(SystemExit) as info:
+        main(["demo", "--club", "mysql://x@h/db", "--table", "T", "--quiet",
+              "--db", str(tmp_path / "d.sqlite")])
+    assert "postgresql://" in str(info.value)

@@ -182,7 +182,14 @@ def test_two_referees_on_simulated_tables_and_the_club_page_agree(club: dict[str
                      f"table {table}'s recording to end")
             assert senders[table].drain(60), senders[table].status()
             assert s.state()["club"]["text"] == "club: all sent"
-        club_state = {t["table"]: t for t in club["client"].get("/api/state").get_json()["tables"]}
+        def club_tables() -> dict[str, Any]:
+            return {t["table"]: t for t in club["client"].get("/api/state").get_json()["tables"]}
+
+        # the page's state follows the last NOTIFY (its LISTEN thread): wait for it to agree
+        wait_for(lambda: all(_comparable(club_tables().get(t, {"match_id": None,
+                 "game": None, "players": None, "events": None})) == _comparable(s.state())
+                 for t, s in services.items()), 20, "the club page to show both tables")
+        club_state = club_tables()
         for table, s in services.items():
             own = s.state()
             assert sum(1 for e in s.log.events(own["match_id"]) if e.type == "move") >= 10
