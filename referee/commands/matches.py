@@ -17,32 +17,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.club:
-        return list_club(args)
+        with open_club(args.club) as store:
+            club = store.list_matches(limit=10**9)
+        return show(args, club, [m.record for m in club], [m.table for m in club],
+                    f"the club database {store.shown_url}")
     log = open_log(args.db, read_only=True)
     matches = log.list_matches()
-    if args.json:
-        for m in matches:
-            print(json.dumps(m.to_json()))
-        return 0
-    if not matches:
-        print("no matches in", log.path)
-        return 0
-    print_table(matches)
-    return 0
+    return show(args, matches, matches, None, str(log.path))
 
 
-def list_club(args: argparse.Namespace) -> int:
-    """The club's matches: each as `--json` prints a table's, with its `table`."""
-    with open_club(args.club) as store:
-        matches = store.list_matches(limit=10**9)
+def show(args: argparse.Namespace, items: list[Any], records: list[Any],
+         tables: list[str] | None, where: str) -> int:
+    """`--json`: one `to_json()` per line (a club match's adds its `table`); else a table."""
     if args.json:
-        for m in matches:
+        for m in items:
             print(json.dumps(m.to_json()))
-        return 0
-    if not matches:
-        print("no matches in the club database", store.shown_url)
-        return 0
-    print_table([m.record for m in matches], tables=[m.table for m in matches])
+    elif not records:
+        print("no matches in", where)
+    else:
+        print_table(records, tables)
     return 0
 
 

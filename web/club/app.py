@@ -17,9 +17,10 @@ from flask import Blueprint, Flask, Response, current_app, jsonify, render_templ
 from referee.club.store import MatchFilter, standings_csv
 from web import json_errors, security
 from web.app import DEFAULT_CONFIG
+from web.blueprints import api_session
 from web.blueprints.api_control import json_object_body
+from web.blueprints.api_live import state_events
 from web.errors import BadRequestError, NotFoundError
-from web.sse import state_stream
 
 WEB = Path(__file__).resolve().parent.parent
 HUB_KEY = "club_hub"
@@ -49,6 +50,7 @@ def create_club_app(hub_: Any, test_config: Mapping[str, Any] | None = None) -> 
     json_errors.init_app(app)
     app.register_blueprint(pages)
     app.register_blueprint(api)
+    app.register_blueprint(api_session.bp)
     return app
 
 
@@ -75,7 +77,8 @@ def standings_page() -> str:
 
 @pages.get("/replay/<int:match_id>")
 def replay(match_id: int) -> str:
-    return _page("replay.html", page="archive", match_id=match_id)
+    return _page("replay.html", page="archive", match_id=match_id,
+                 base_template="club/base.html")
 
 
 # -- live ----------------------------------------------------------------------------------------
@@ -88,12 +91,7 @@ def state() -> Response:
 
 @api.get("/events")
 def events() -> Response:
-    config = current_app.config
-    stream = state_stream(hub(), keepalive_s=float(config["SSE_KEEPALIVE_S"]),
-                          max_duration_s=float(config["SSE_MAX_S"]),
-                          min_interval_s=float(config["SSE_MIN_INTERVAL_S"]))
-    return Response(stream, mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return state_events(hub())
 
 
 # -- the archive ---------------------------------------------------------------------------------
@@ -192,25 +190,3 @@ def correct_name(match_id: int) -> Response:
     found = store().correct_name(match_id, str(body.get("colour", "")), body.get("name"))
     hub().changed()
     return jsonify({"ok": True, "match": found.to_api()})
-
-
-# -- the organiser's session (as a table's page) ----------------------------------------------------
-@api.get("/session")
-def session_info() -> Response:
-    return jsonify({"require_pin": security.pin_required(), "owner": security.is_owner()})
-
-
-@api.post("/login")
-def login() -> Response:
-    body = json_object_body()
-    if security.pin_required():
-        if "pin" not in body:
-            raise BadRequestError('the login body must be {"pin": "..."}', code="malformed_json")
-        security.log_in(str(body["pin"]))
-    return jsonify({"require_pin": security.pin_required(), "owner": True})
-
-
-@api.post("/logout")
-def logout() -> Response:
-    security.log_out()
-    return jsonify({"require_pin": security.pin_required(), "owner": security.is_owner()})
