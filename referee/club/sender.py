@@ -37,6 +37,7 @@ BATCH_EVENTS = 200
 MIN_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
 POLL_S = 1.0  # without a wake-up (a committed event), the log is looked at this often
+TABLE_SEEN_EVERY_S = 5.0  # the table's `last_seen` in the club is refreshed this often
 REFEREE_ID_KEY = "club_referee_id"
 
 _MARKER_SCHEMA = """
@@ -113,10 +114,16 @@ class ClubSender:
         self._db = sqlite3.connect(str(db_path), check_same_thread=False, isolation_level=None,
                                    timeout=30.0)
         self._db.execute("PRAGMA busy_timeout=30000")
+        # The marker may lag after a power cut (WAL, NORMAL: the last commits may be lost, never
+        # the file): the club's own copy says where to resume, so no fsync per batch is needed.
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_MARKER_SCHEMA)
         self.referee_id = referee_id(self._db)
         self._db_lock = threading.Lock()
         self._pg: Any = None
+        #: local match id -> (club id, club's last seq, end sent) as this connection left them
+        self._known: dict[int, tuple[int, int, bool]] = {}
+        self._table_seen_s = 0.0
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -246,6 +253,7 @@ class ClubSender:
             with contextlib.suppress(Exception):  # closing a dead connection
                 self._pg.close()
             self._pg = None
+        self._known.clear()  # a new connection asks the club where each match stands
 
     # -- the log side --------------------------------------------------------------------------
     def _count_waiting(self) -> int:
@@ -279,23 +287,16 @@ class ClubSender:
 
     def _send_match(self, row: Sequence[Any], last_seq: int) -> bool:
         local_id = int(row[0])
+        ended = row[6] is not None
         pg = self._pg
+        known = self._known.get(local_id)
         with pg.transaction():
-            pg.execute(
-                "INSERT INTO tables (name, referee_id, last_seen) VALUES (%s, %s, now())"
-                " ON CONFLICT (name) DO UPDATE SET referee_id = EXCLUDED.referee_id,"
-                " last_seen = now()", (self.table, self.referee_id))
-            (match_pk,) = pg.execute(
-                "INSERT INTO matches (referee_id, local_id, table_name, game, variant, players,"
-                " source, started_at, started, ended_at, result, start_position)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                " ON CONFLICT (referee_id, local_id) DO UPDATE SET ended_at = EXCLUDED.ended_at,"
-                " result = EXCLUDED.result RETURNING id",
-                (self.referee_id, local_id, self.table, row[1], row[2], row[3], row[4], row[5],
-                 parse_time(row[5]), row[6], row[7], row[8])).fetchone()
-            (club_seq,) = pg.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM events WHERE match_id = %s",
-                (match_pk,)).fetchone()
+            if known is None or known[2] != ended:
+                match_pk, club_seq = self._upsert_match(pg, row)
+            else:  # this connection sent the last batch: the club holds up to its end
+                match_pk, club_seq = known[0], known[1]
+                if time.monotonic() - self._table_seen_s > TABLE_SEEN_EVERY_S:
+                    self._upsert_table(pg)
             with self._db_lock:
                 events = self._db.execute(_EVENTS, (local_id, club_seq,
                                                     self.batch_events)).fetchall()
@@ -306,11 +307,34 @@ class ClubSender:
                 "table": self.table, "match": match_pk, "seq": sent_up_to,
                 "time": events[-1][1] if events else None})))
         # committed: the marker follows (a crash before this line only re-sends, never loses)
+        self._known[local_id] = (match_pk, sent_up_to, ended)
         self.sent_events += len(events)
-        ended = row[6] is not None
         self._mark(local_id, sent_up_to, ended, ended and sent_up_to >= last_seq)
         self._set(sent=self.sent_events)
         return len(events) == self.batch_events
+
+    def _upsert_table(self, pg: Any) -> None:
+        pg.execute(
+            "INSERT INTO tables (name, referee_id, last_seen) VALUES (%s, %s, now())"
+            " ON CONFLICT (name) DO UPDATE SET referee_id = EXCLUDED.referee_id,"
+            " last_seen = now()", (self.table, self.referee_id))
+        self._table_seen_s = time.monotonic()
+
+    def _upsert_match(self, pg: Any, row: Sequence[Any]) -> tuple[int, int]:
+        """The match's row in the club (made, or its end recorded): (club id, the highest
+        sequence number the club holds for it)."""
+        self._upsert_table(pg)
+        (match_pk,) = pg.execute(
+            "INSERT INTO matches (referee_id, local_id, table_name, game, variant, players,"
+            " source, started_at, started, ended_at, result, start_position)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (referee_id, local_id) DO UPDATE SET ended_at = EXCLUDED.ended_at,"
+            " result = EXCLUDED.result RETURNING id",
+            (self.referee_id, int(row[0]), self.table, row[1], row[2], row[3], row[4], row[5],
+             parse_time(row[5]), row[6], row[7], row[8])).fetchone()
+        (club_seq,) = pg.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE match_id = %s",
+                                 (match_pk,)).fetchone()
+        return int(match_pk), int(club_seq)
 
     def _insert_events(self, pg: Any, match_pk: int, events: Sequence[Any],
                        players: Sequence[str]) -> None:
