@@ -63,8 +63,9 @@ def _table(name: str, log: MatchLog, sender: ClubSender, rate: float, stop: thre
         colour = ("black", "white")[n % 2]
         x, y = (float(v) for v in rng.uniform(0.5, 19.5, 2))
         discs.append([round(x, 3), round(y, 3), colour])
+        text = f"{colour} at ({x:.2f}, {y:.2f})"
         record = log.append(match_id, {"type": "move", "colour": colour, "x": x, "y": y,
-                                       "outcome": "quiet", "text": f"{colour} at ({x:.2f}, {y:.2f})"},
+                                       "outcome": "quiet", "text": text},
                             position={"discs": discs[-40:], "to_move": colour},
                             snapshot_jpeg=SNAPSHOT if n % 10 == 0 else None)
         commits[(name, record.seq)] = time.perf_counter()

@@ -39,12 +39,13 @@ from referee.log import MatchLog
 SECRET = "s3cr3t-Pa55"
 
 
-# -- the URL ---------------------------------------------------------------------------------------
+# -- the URL --------------------------------------------------------------------------------------
 def test_the_password_is_redacted_wherever_it_appears() -> None:
     url = f"postgresql://club:{SECRET}@db.example:5433/club?sslmode=require"
     assert redact(url) == "postgresql://club:***@db.example:5433/club?sslmode=require"
     assert SECRET not in redact(f"postgresql://h/club?password={SECRET}&sslmode=verify-full")
-    assert "sslmode=verify-full" in redact(f"postgresql://h/club?password={SECRET}&sslmode=verify-full")
+    in_query = f"postgresql://h/club?password={SECRET}&sslmode=verify-full"
+    assert "sslmode=verify-full" in redact(in_query)
     message = f'connection to "{url}" failed for password "{SECRET}"'
     assert SECRET not in scrub(message, url)
     with pytest.raises(ClubUrlError, match="postgresql://"):
@@ -54,7 +55,7 @@ def test_the_password_is_redacted_wherever_it_appears() -> None:
     assert SECRET not in str(info.value)
 
 
-# -- the schema --------------------------------------------------------------------------------------
+# -- the schema -----------------------------------------------------------------------------------
 def test_init_creates_the_schema_once_and_reports_it(club_db: tuple[str, str]) -> None:
     from referee.cli import main
 
@@ -142,7 +143,7 @@ def test_a_sender_waits_for_a_club_without_schema(club_db: tuple[str, str],
     assert_same(url, {"T1": log.path})
 
 
-# -- the sender ---------------------------------------------------------------------------------------
+# -- the sender -----------------------------------------------------------------------------------
 def test_two_tables_report_concurrently_every_event_once_in_order(
         club_db: tuple[str, str], tmp_path: Path) -> None:
     url, _ = club_db
@@ -286,7 +287,7 @@ def test_the_sender_resumes_from_its_marker_after_a_restart(
     assert_same(url, {"T1": log.path})
 
 
-# -- reading the club ----------------------------------------------------------------------------------
+# -- reading the club -----------------------------------------------------------------------------
 @pytest.fixture
 def filled_club(club_db: tuple[str, str], tmp_path: Path) -> dict[str, Any]:
     url, _ = club_db
@@ -394,7 +395,7 @@ def test_the_command_line_reads_the_club_as_it_reads_a_table(
     assert "no match 999999 in the club database" in err.getvalue()
 
 
-# -- the table's side ------------------------------------------------------------------------------
+# -- the table's side -----------------------------------------------------------------------------
 def test_a_new_match_takes_the_players_names(tmp_path: Path) -> None:
     from web_support import make_service
 

@@ -1,4 +1,4 @@
-"""Errors of the club link (all `RefereeError`s; each leaf also subclasses the builtin that fits)."""
+"""Errors of the club link: all `RefereeError`s, each leaf also the builtin that fits."""
 
 from __future__ import annotations
 

@@ -340,8 +340,8 @@ class ClubSender:
                        players: Sequence[str]) -> None:
         with pg.cursor() as cur:
             cur.executemany(
-                "INSERT INTO events (match_id, seq, time, type, payload) VALUES (%s, %s, %s, %s, %s)"
-                " ON CONFLICT DO NOTHING",
+                "INSERT INTO events (match_id, seq, time, type, payload)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
                 [(match_pk, e[0], e[1], e[2], e[3]) for e in events])
             positioned = [(match_pk, e[0], e[4]) for e in events if e[4] is not None]
             if positioned:

@@ -9,13 +9,15 @@ import sys
 from referee.club.errors import ClubError
 from referee.club.url import redact
 
+URL_HELP = "postgresql://USER:PASSWORD@HOST/DB[?sslmode=...]"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     init = sub.add_parser("init", help="create the club database's schema or migrate it")
-    init.add_argument("url", metavar="URL", help="postgresql://USER:PASSWORD@HOST/DB[?sslmode=...]")
+    init.add_argument("url", metavar="URL", help=URL_HELP)
     serve = sub.add_parser("serve", help="serve the club page")
-    serve.add_argument("url", metavar="URL", help="postgresql://USER:PASSWORD@HOST/DB[?sslmode=...]")
+    serve.add_argument("url", metavar="URL", help=URL_HELP)
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (0.0.0.0 for the room; then a PIN protects "
                        "the organiser's controls)")
@@ -53,12 +55,16 @@ def _serve(args: argparse.Namespace) -> int:
     from referee.club.store import ClubStore
     from referee.commands.serve import check_pin
     from web.club.server import serve_club
+    from web.errors import ServerStartError
 
     check_pin(args.host, args.pin)
     store = ClubStore(args.url)
     print(f"club page for {store.shown_url}", file=sys.stderr, flush=True)
     try:
         serve_club(store, host=args.host, port=args.port, pin=args.pin)
+    except ServerStartError as exc:
+        print(f"referee club: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         pass
     finally:
