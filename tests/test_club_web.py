@@ -269,3 +269,45 @@ def test_a_referee_killed_mid_send_and_a_cut_server_lose_and_double_nothing(
     assert club_rows(url) == log_rows(db, "K"), out.read_text(errors="replace")[-2000:]
     assert "club: connected" in out.read_text()
     assert os.path.getsize(db) > 0
+
+
+def test_the_club_page_and_a_table_never_show_the_password(club_db: tuple[str, str],
+                                                           tmp_path: Path) -> None:
+    """The test server trusts loopback, so a URL with a password connects: the password must
+    then appear nowhere, neither in the output nor on the pages and their API."""
+    url, _ = club_db
+    init_club(url)
+    secret = "Hunter2-club"
+    with_secret = url.replace("postgresql://postgres@", f"postgresql://postgres:{secret}@")
+    out = tmp_path / "club.log"
+    club_port, table_port = _free_port(), _free_port()
+    with open(out, "ab") as fh:
+        club_proc = subprocess.Popen(
+            [sys.executable, "-m", "referee", "club", "serve", with_secret, "--port",
+             str(club_port)], stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT)
+        table_proc = subprocess.Popen(
+            [sys.executable, "-m", "referee", "demo", "--quiet", "--db", str(tmp_path / "t.sqlite"),
+             "--port", str(table_port), "--club", with_secret, "--table", "T1"],
+            stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT)
+    pages = []
+    try:
+        state = wait_for(lambda: (c := _club_state(table_port)) and c["state"] == "connected"
+                         and c, 120, "the table to connect to the club")
+        assert state["url"] == url.replace("postgresql://postgres@", "postgresql://postgres:***@")
+
+        def fetch(port: int, path: str) -> str:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+                return r.read().decode()
+
+        wait_for(lambda: "T1" in fetch(club_port, "/api/state"), 60, "the club page to show T1")
+        pages = [fetch(club_port, p) for p in ("/", "/api/state", "/api/matches", "/archive")]
+        pages += [fetch(table_port, p) for p in ("/", "/api/state")]
+    finally:
+        for proc in (club_proc, table_proc):
+            proc.send_signal(signal.SIGTERM)
+        codes = [proc.wait(30) for proc in (club_proc, table_proc)]
+    assert codes == [0, 0]
+    text = out.read_text(errors="replace")
+    assert "club page on http://127.0.0.1:" in text and "club: connected to" in text
+    for shown in (text, *pages):
+        assert secret not in shown
