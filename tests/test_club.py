@@ -430,3 +430,34 @@ def test_club_options_are_checked_before_anything_starts(tmp_path: Path) -> None
         main(["demo", "--club", "mysql://x@h/db", "--table", "T", "--quiet",
               "--db", str(tmp_path / "d.sqlite")])
     assert "postgresql://" in str(info.value)
+
+
+def test_the_libpq_options_are_passed_through(club_db: tuple[str, str]) -> None:
+    url, _ = club_db
+    connect(url + "?sslmode=disable").close()
+    # the test server speaks no TLS: sslmode=require reaching libpq is what refuses it
+    with pytest.raises(ClubUnreachableError, match="SSL"):
+        connect(url + "?sslmode=require")
+
+
+@pytest.mark.parametrize("required", [False, True])
+def test_without_a_server_the_club_tests_skip_or_fail_in_ci(required: bool) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "REFEREE_TEST_POSTGRES": "postgresql://postgres@127.0.0.1:1/test"}
+    env.pop("REFEREE_REQUIRE_POSTGRES", None)
+    if required:
+        env["REFEREE_REQUIRE_POSTGRES"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+         f"{Path(__file__).parent / 'test_club.py'}::test_the_libpq_options_are_passed_through"],
+        capture_output=True, text=True, env=env, cwd=Path(__file__).parent.parent, timeout=120,
+        check=False)
+    if required:
+        assert done.returncode == 1 and "REFEREE_REQUIRE_POSTGRES=1" in done.stdout, done.stdout
+    else:
+        assert done.returncode == 0, done.stdout
+        assert "club tests skipped: no PostgreSQL at postgresql://postgres@127.0.0.1:1/test" \
+            in done.stdout
