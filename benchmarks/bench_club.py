@@ -53,7 +53,7 @@ def _table(name: str, log: MatchLog, sender: ClubSender, rate: float, stop: thre
     match_id = log.new_match("dition", ["black", "white"])
     period = 1.0 / rate
     next_t = time.perf_counter() + rng.uniform(0, period)
-    discs: list[list[float]] = []
+    discs: list[dict[str, object]] = []
     n = 0
     while not stop.is_set():
         wait = next_t - time.perf_counter()
@@ -62,7 +62,7 @@ def _table(name: str, log: MatchLog, sender: ClubSender, rate: float, stop: thre
         next_t += period
         colour = ("black", "white")[n % 2]
         x, y = (float(v) for v in rng.uniform(0.5, 19.5, 2))
-        discs.append([round(x, 3), round(y, 3), colour])
+        discs.append({"x": round(x, 3), "y": round(y, 3), "colour": colour})
         text = f"{colour} at ({x:.2f}, {y:.2f})"
         record = log.append(match_id, {"type": "move", "colour": colour, "x": x, "y": y,
                                        "outcome": "quiet", "text": text},

@@ -237,9 +237,11 @@ def write_match(log: MatchLog, n: int, *, game: str = "dition", names: dict | No
     log.append(match_id, start, position={"discs": [], "to_move": "black"})
     for i in range(n):
         colour = players[i % 2]
-        log.append(match_id, {"type": "move", "colour": colour, "x": 1.0 + i % 17, "y": 2.5,
-                              "outcome": "quiet", "text": f"{colour} move {i}"},
-                   position={"discs": [[1.0 + k % 17, 2.5, players[k % 2]] for k in range(i + 1)],
+        log.append(match_id, {"type": "move", "colour": colour, "x": 1.0 + i % 17,
+                              "y": 2.5 + i // 17, "outcome": "quiet",
+                              "text": f"{colour} move {i}"},
+                   position={"discs": [{"x": 1.0 + k % 17, "y": 2.5 + k // 17,
+                                        "colour": players[k % 2]} for k in range(i + 1)],
                              "to_move": players[(i + 1) % 2]},
                    snapshot_jpeg=(b"\xff\xd8" + bytes([i % 256]) * 300
                                   if i % snapshot_every == 0 else None))

@@ -1,5 +1,5 @@
 // The club's archive: every table's matches, with filters, replay and exports.
-import { getJSON, reportError } from "./api.js";
+import { getJSON, matchLinks, reportError } from "./api.js";
 import { fillRounds, resultText, shownName, when } from "./club_common.js";
 
 const form = document.getElementById("filters");
@@ -18,12 +18,7 @@ async function load() {
     li.innerHTML = `
       <div class="match-title"><a href="/replay/${m.id}"></a><span class="result"></span></div>
       <div class="match-meta"></div>
-      <div class="exports">
-        <a class="btn small primary" href="/replay/${m.id}">Replay</a>
-        <a class="btn small" href="/api/matches/${m.id}/export?format=json">JSON</a>
-        <a class="btn small" href="/api/matches/${m.id}/export?format=csv">CSV</a>
-        <a class="btn small" href="/api/matches/${m.id}/export?format=txt">Game record</a>
-      </div>`;
+      ${matchLinks(m.id)}`;
     li.querySelector(".match-title a").textContent = `#${m.id} ${m.table} · ${m.game}`;
     li.querySelector(".result").textContent = resultText(m);
     li.querySelector(".match-meta").textContent =
