@@ -287,7 +287,7 @@ def test_the_club_page_and_a_table_never_show_the_password(club_db: tuple[str, s
              str(club_port)], stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT)
         table_proc = subprocess.Popen(
             [sys.executable, "-m", "referee", "demo", "--quiet", "--db", str(tmp_path / "t.sqlite"),
-             "--port", str(table_port), "--club", with_secret, "--table", "T1"],
+             "--port", str(table_port), "--club", with_secret, "--table", "T1", "--speed", "0.2"],
             stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT)
     pages = []
     try:
@@ -302,12 +302,16 @@ def test_the_club_page_and_a_table_never_show_the_password(club_db: tuple[str, s
         wait_for(lambda: "T1" in fetch(club_port, "/api/state"), 60, "the club page to show T1")
         pages = [fetch(club_port, p) for p in ("/", "/api/state", "/api/matches", "/archive")]
         pages += [fetch(table_port, p) for p in ("/", "/api/state")]
+        # stopped once the simulated table is made (its first frame shown): a stop while the
+        # match is still being generated waits for that, and a loaded machine can take 10 s
+        wait_for(lambda: json.loads(fetch(table_port, "/api/state"))["camera"]["state"] == "ok",
+                 120, "the table's first frame")
     finally:
         for proc in (club_proc, table_proc):
             proc.send_signal(signal.SIGTERM)
         codes = [proc.wait(30) for proc in (club_proc, table_proc)]
-    assert codes == [0, 0]
     text = out.read_text(errors="replace")
+    assert codes == [0, 0], text[-3000:]
     assert "club page on http://127.0.0.1:" in text and "club: connected to" in text
     for shown in (text, *pages):
         assert secret not in shown
