@@ -162,6 +162,7 @@ class TcpProxy:
                 continue
             try:
                 upstream = socket.create_connection(self.target, timeout=5)
+                upstream.settimeout(None)  # an idle connection stays open, as without a proxy
             except OSError:
                 client.close()
                 continue

@@ -461,3 +461,18 @@ def test_without_a_server_the_club_tests_skip_or_fail_in_ci(required: bool) -> N
         assert done.returncode == 0, done.stdout
         assert "club tests skipped: no PostgreSQL at postgresql://postgres@127.0.0.1:1/test" \
             in done.stdout
+
+
+def test_a_clean_stop_sends_what_is_left_over_a_dead_idle_connection(
+        club_db: tuple[str, str], tmp_path: Path) -> None:
+    url, name = club_db
+    init_club(url)
+    log = MatchLog(tmp_path / "t.sqlite")
+    match_id = write_match(log, 3)
+    sender = make_sender(log.path, url, "T1", poll_s=60.0).start()
+    assert sender.drain(30)
+    assert terminate_connections(name) >= 1  # the idle connection dies unnoticed (no wake-up)
+    for i in range(4):
+        log.append(match_id, {"type": "move", "colour": "white", "x": 5.0 + i, "y": 5.0})
+    sender.stop()  # stopping: the thread ends, the last events go out on a new connection
+    assert_same(url, {"T1": log.path})

@@ -179,13 +179,22 @@ class ClubSender:
         return False
 
     def _flush(self, deadline: float) -> None:
-        try:
-            while time.monotonic() < deadline and self._send_some(final=True):
-                pass
-            self._set(waiting=self._count_waiting())
-        except Exception as exc:  # noqa: BLE001 - stopping: the log keeps what is left
-            self._say(f"club: stopped with events unsent ({scrub(str(exc), self.url)}); they "
-                      "are sent at the next start")
+        """Send what the log holds; a connection found dead (an idle one cut by a firewall or a
+        NAT) is replaced once."""
+        for attempt in (1, 2):
+            try:
+                if self._pg is None:
+                    self._pg = connect(self.url, autocommit=True,
+                                       timeout_s=max(1.0, deadline - time.monotonic()))
+                while time.monotonic() < deadline and self._send_some(final=True):
+                    pass
+                self._set(waiting=self._count_waiting())
+                return
+            except Exception as exc:  # noqa: BLE001 - stopping: the log keeps what is left
+                self._close_pg()
+                if attempt == 2 or time.monotonic() >= deadline:
+                    self._say(f"club: stopped with events unsent ({scrub(str(exc), self.url)});"
+                              " they are sent at the next start")
 
     # -- the thread --------------------------------------------------------------------------------
     def _set(self, **changes: Any) -> None:
