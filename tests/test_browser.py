@@ -535,7 +535,7 @@ def test_the_club_page_shows_every_table_the_archive_and_the_standings(
         assert sender.drain(30)
         sender.stop()
     store = ClubStore(url)
-    server = make_club_server(store, host="127.0.0.1", port=0, pin="2468")
+    server = make_club_server(store, host="127.0.0.1", port=0, pin="730591")
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     club = Target(f"http://127.0.0.1:{server.effective_port}")
@@ -559,7 +559,7 @@ def test_the_club_page_shows_every_table_the_archive_and_the_standings(
         page.fill("#round-name", "Round 1")
         page.click("#round-form button[type=submit]")
         page.wait_for_selector("#pin-dialog[open]")
-        page.fill("#pin-input", "2468")
+        page.fill("#pin-input", "730591")
         page.click("#pin-submit")
         page.wait_for_function("() => [...document.querySelectorAll('#round option')]"
                                ".some((o) => o.textContent.startsWith('Round 1'))")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 import signal
 import threading
 from typing import Any
@@ -15,9 +14,13 @@ from web.server import DEFAULT_THREADS, is_loopback
 def club_app(store: Any, *, host: str, pin: str | None = None, listen: bool = True) -> Any:
     """The club app on `host`: beyond localhost (or with a PIN given) the organiser's controls
     need the PIN; without one a random 6-digit PIN is made and printed."""
+    from web.security import pin_weakness, strong_random_pin
+
+    if pin and pin_weakness(pin) is not None:
+        raise ValueError(pin_weakness(pin))
     require_pin = bool(pin) or not is_loopback(host)
     if require_pin and not pin:
-        pin = f"{secrets.randbelow(10**6):06d}"
+        pin = strong_random_pin()
         print(f"organiser PIN: {pin}", flush=True)
     return create_club_app(ClubHub(store, listen=listen),
                            {"REQUIRE_PIN": require_pin, "PIN": pin})
