@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sources": ("referee.commands.sources", "list the frame sources available on this machine"),
     "capture": ("referee.commands.capture", "take calibration photos from any source, target shown live"),
     "install-service": ("referee.commands.install_service", "start the referee at boot (systemd), as you"),
+    "club": ("referee.commands.club", "set up the club database (init) or serve the club page"),
 }
 
 

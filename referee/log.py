@@ -468,30 +468,40 @@ class MatchLog:
     # -- export ----------------------------------------------------------------------------
     def export(self, match_id: int, fmt: str) -> tuple[str, bytes]:
         """(mimetype, body) of one match as json, csv or a readable txt record."""
-        if fmt not in EXPORT_FORMATS:
-            raise ExportFormatError(
-                f"unknown export format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}"
-            )
-        record = self.match(match_id)
-        events = self.events(match_id)
-        if fmt == "json":
-            body = json.dumps(
-                {
-                    "match": record.to_json(),
-                    "start_position": record.start_position,
-                    "events": [e.to_json() | {"position": e.position} for e in events],
-                },
-                indent=1,
-            )
-        elif fmt == "csv":
-            body = _events_csv(events)
-        elif fmt == "apgamerecord":
-            from referee.apgamerecord import game_record
+        check_export_format(fmt)
+        return export_record(self.match(match_id), self.events(match_id), fmt)
 
-            body = json.dumps(game_record(record, events), indent=1)
-        else:
-            body = "\n".join(game_record_lines(record, events)) + "\n"
-        return EXPORT_FORMATS[fmt], body.encode("utf-8")
+
+def check_export_format(fmt: str) -> None:
+    if fmt not in EXPORT_FORMATS:
+        raise ExportFormatError(
+            f"unknown export format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}"
+        )
+
+
+def export_record(record: MatchRecord, events: Sequence[EventRecord],
+                  fmt: str) -> tuple[str, bytes]:
+    """(mimetype, body) of a match and its events as json, csv or a readable txt record (the
+    table's log and the club database export through here alike)."""
+    check_export_format(fmt)
+    if fmt == "json":
+        body = json.dumps(
+            {
+                "match": record.to_json(),
+                "start_position": record.start_position,
+                "events": [e.to_json() | {"position": e.position} for e in events],
+            },
+            indent=1,
+        )
+    elif fmt == "csv":
+        body = _events_csv(events)
+    elif fmt == "apgamerecord":
+        from referee.apgamerecord import game_record
+
+        body = json.dumps(game_record(record, events), indent=1)
+    else:
+        body = "\n".join(game_record_lines(record, events)) + "\n"
+    return EXPORT_FORMATS[fmt], body.encode("utf-8")
 
 
 _CSV_FIELDS = ("seq", "time", "type", "colour", "x", "y", "move", "outcome", "removed", "text")

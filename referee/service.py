@@ -92,6 +92,29 @@ class Subscription:
         self._queue.put(None)
 
 
+MAX_NAME_CHARS = 60
+
+
+def player_names(raw: object, players: Sequence[str]) -> dict[str, str]:
+    """The optional names of a new match's players, {colour: name}; blanks left out;
+    `CommandError("bad_names")` naming what is wrong otherwise."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise CommandError("bad_names", 'names must be an object {"colour": "name", ...}')
+    names = {}
+    for colour, name in raw.items():
+        if colour not in players:
+            raise CommandError("bad_names", f"names: {colour!r} is not one of the players "
+                               f"{', '.join(players)}")
+        if not isinstance(name, str) or len(name.strip()) > MAX_NAME_CHARS:
+            raise CommandError("bad_names", f"names: the name of {colour} must be text of at "
+                               f"most {MAX_NAME_CHARS} characters")
+        if name.strip():
+            names[str(colour)] = name.strip()
+    return names
+
+
 class RefereeService:
     def __init__(
         self,
@@ -147,6 +170,8 @@ class RefereeService:
         #: called (from the frame thread) when it ends unexpectedly: `referee serve` stops the
         #: process with a non-zero status so that the service manager restarts it
         self.on_loop_died: Callable[[BaseException], None] | None = None
+        #: key -> callable whose answer `state()` adds under that key (the club link's status)
+        self.state_extras: dict[str, Callable[[], Any]] = {}
         self.referee: Referee
         opened = self.log.open_match(spec.name)
         if opened is not None and not resume:
@@ -179,7 +204,8 @@ class RefereeService:
         if old is not None and old.match.phase != "over":
             old.emit([{"type": "end", "winner": None, "reason": "abandoned", "text": text}])
 
-    def _new_match(self, game: str, players: tuple[str, ...], variant: str) -> None:
+    def _new_match(self, game: str, players: tuple[str, ...], variant: str,
+                   names: Mapping[str, str] | None = None) -> None:
         match = registry.get_game(game).new_match(players, variant)
         self._abandon_current("Match abandoned for a new one")
         match_id = self.log.new_match(game, match.players, variant=variant,
@@ -187,8 +213,11 @@ class RefereeService:
         self.variant = variant
         self.referee = self._referee_for(match, match_id)
         self._ended_at = None
-        self.referee.emit([{"type": "start", "game": game, "players": list(match.players),
-                            "text": f"New {game} match"}])
+        start: dict[str, Any] = {"type": "start", "game": game, "players": list(match.players),
+                                 "text": f"New {game} match"}
+        if names:
+            start["names"] = dict(names)
+        self.referee.emit([start])
 
     def _resume(self, record: Any) -> None:
         events = self.log.events(record.id)
@@ -383,6 +412,10 @@ class RefereeService:
         for sub in list(self._subs):
             sub.put(event)
 
+    def publish_extra(self, event: dict[str, Any]) -> None:
+        """Tell the pages something outside the match changed (not logged): a state extra."""
+        self._publish(event)
+
     def subscribe(self) -> Subscription:
         sub = Subscription(self)
         self._subs.append(sub)
@@ -481,7 +514,9 @@ class RefereeService:
             }
             if self.calibration is not None and hasattr(self.calibration, "summary"):
                 state["calibration"] = self.calibration.summary()
-            return state
+        for key, extra in list(self.state_extras.items()):
+            state[key] = extra()
+        return state
 
     # -- controls ---------------------------------------------------------------------------------
     def command(self, name: str, payload: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -515,8 +550,9 @@ class RefereeService:
         players = p.get("players") or spec.default_players
         spec.check_players(players)
         spec.new_match(tuple(players), str(p.get("variant", "standard")))  # refuse it first
+        names = player_names(p.get("names"), tuple(players))
         old = self.referee
-        self._new_match(game, tuple(players), str(p.get("variant", "standard")))
+        self._new_match(game, tuple(players), str(p.get("variant", "standard")), names)
         self.referee.board = old.board if old.game == game else None
         return []
 

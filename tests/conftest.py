@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -13,6 +14,15 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture
+def club_db() -> Iterator[tuple[str, str]]:
+    """(url, name) of a scratch database on the test PostgreSQL server (tests/club_support.py);
+    skips without a server, fails then under REFEREE_REQUIRE_POSTGRES=1."""
+    from club_support import scratch_database
+
+    yield from scratch_database()
 
 
 @pytest.fixture

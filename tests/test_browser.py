@@ -510,3 +510,64 @@ def test_draw_shows_the_game_over_screen_and_a_new_match_starts(
     assert target.state()["match_id"] != old_match
     assert not page_errors
     page.context.close()
+
+
+def test_the_club_page_shows_every_table_the_archive_and_the_standings(
+        browser: Any, club_db: tuple[str, str], tmp_path: Path, page_errors: list[str]) -> None:
+    """`referee club serve` in chromium: a card per table with its diagram and verdict, the
+    archive filtered, the replay with the names, the standings; the organiser's round needs the
+    PIN (against the real PostgreSQL, tests/club_support.py)."""
+    from club_support import init_club, make_sender, write_match
+
+    from referee.club.store import ClubStore
+    from referee.log import MatchLog
+    from web.club.server import make_club_server
+    from web.server import stop_server
+
+    url, _ = club_db
+    init_club(url)
+    for table, names, end in (("Table 1", {"black": "Ann", "white": "Bob"},
+                               {"winner": "black", "reason": "suicide", "text": "Black wins"}),
+                              ("Table 2", {"black": "Cy", "white": "Dee"}, None)):
+        log = MatchLog(tmp_path / f"{table}.sqlite")
+        write_match(log, 6, names=names, end=end)
+        sender = make_sender(log.path, url, table).start()
+        assert sender.drain(30)
+        sender.stop()
+    store = ClubStore(url)
+    server = make_club_server(store, host="127.0.0.1", port=0, pin="730591")
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    club = Target(f"http://127.0.0.1:{server.effective_port}")
+    try:
+        page = open_page(browser, club, "/", LAPTOP, page_errors)
+        page.wait_for_function("() => document.querySelectorAll('.club-table svg circle, "
+                               ".club-table svg g').length > 0")
+        cards = page.locator(".club-table")
+        assert cards.count() == 2
+        first = page.locator('.club-table[data-table="Table 1"]')
+        assert first.locator(".verdict-text").inner_text() == "Black wins"
+        assert "Ann (Black)" in first.locator(".players").inner_text()
+        screenshot(page, "club_tables_laptop")
+        page.goto(club.base_url + "/archive?player=dee")
+        page.wait_for_selector("#matches li")
+        assert page.locator("#matches li").count() == 1
+        assert "Table 2" in page.locator("#matches li").inner_text()
+        page.goto(club.base_url + "/standings")
+        page.wait_for_selector("#standings tbody tr")
+        assert page.locator("#standings tbody tr").first.inner_text().split("\t")[1] == "Ann"
+        page.fill("#round-name", "Round 1")
+        page.click("#round-form button[type=submit]")
+        page.wait_for_selector("#pin-dialog[open]")
+        page.fill("#pin-input", "730591")
+        page.click("#pin-submit")
+        page.wait_for_function("() => [...document.querySelectorAll('#round option')]"
+                               ".some((o) => o.textContent.startsWith('Round 1'))")
+        screenshot(page, "club_standings_laptop")
+        assert [r["name"] for r in store.rounds()] == ["Round 1"]
+        assert not page_errors
+        page.context.close()
+    finally:
+        stop_server(server, join=thread)
+        server.club_hub.close()
+        store.close()

@@ -54,13 +54,14 @@ def create_app(test_config: Mapping[str, Any] | None = None, *, service: Any = N
     app.extensions["referee_states"] = SharedStates()
 
     from web import json_errors, security
-    from web.blueprints import api_control, api_join, api_live, api_matches, pages
+    from web.blueprints import api_control, api_join, api_live, api_matches, api_session, pages
 
     security.init_app(app)
     json_errors.init_app(app)
     app.register_blueprint(pages.bp)
     app.register_blueprint(api_live.bp)
     app.register_blueprint(api_control.bp)
+    app.register_blueprint(api_session.bp)
     app.register_blueprint(api_matches.bp)
     app.register_blueprint(api_join.bp)
     return app

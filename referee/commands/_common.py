@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,28 @@ def open_log(path: str | None, *, read_only: bool = False) -> Any:
         return MatchLog(Path(path) if path else default_db_path(), read_only=read_only)
     except MatchLogError as exc:
         raise SystemExit(f"referee: {exc}") from None
+
+
+def add_club_source(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--club", metavar="postgresql://...", default=None,
+                        help="read the club database instead of this table's log "
+                        "(the club's match ids)")
+
+
+@contextmanager
+def open_club(url: str) -> Iterator[Any]:
+    """The club database's `ClubStore`, closed afterwards; exits saying why it cannot open."""
+    from referee.club.errors import ClubError
+    from referee.club.store import ClubStore
+
+    try:
+        store = ClubStore(url, connections=1)
+    except ClubError as exc:
+        raise SystemExit(f"referee: {exc}") from None
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def parse_corners(text: str | None) -> list[list[float]] | None:

@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from referee.apgamerecord import GameRecordError
-from referee.commands._common import add_db, open_log
+from referee.club.errors import ClubNotFoundError
+from referee.commands._common import add_club_source, add_db, open_club, open_log
 from referee.log import EXPORT_FORMATS, UnknownMatchError
 
 
@@ -15,13 +16,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=sorted(EXPORT_FORMATS), default="txt")
     parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")
     add_db(parser)
+    add_club_source(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    log = open_log(args.db, read_only=True)
     try:
-        _, body = log.export(args.match, args.format)
-    except (UnknownMatchError, GameRecordError) as exc:
+        if args.club:
+            with open_club(args.club) as store:
+                _, body = store.export(args.match, args.format)
+        else:
+            _, body = open_log(args.db, read_only=True).export(args.match, args.format)
+    except (UnknownMatchError, GameRecordError, ClubNotFoundError) as exc:
         print(f"referee export: {exc}", file=sys.stderr)
         return 1
     if args.out:

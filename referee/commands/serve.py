@@ -18,6 +18,7 @@ from referee.commands._common import (
     open_log,
     say,
 )
+from referee.commands.club_link import add_club_options, start_club
 from referee.games import registry
 from web.server import is_loopback
 
@@ -36,6 +37,7 @@ def add_server_options(parser: argparse.ArgumentParser, *, default_port: int = 8
                         "loopback names, this machine's name, NAME.local and its addresses "
                         "always work, any other Host gets 421 (repeatable)")
     add_db(parser, default_text=db_default)
+    add_club_options(parser)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -114,6 +116,7 @@ def run_service(service: Any, args: argparse.Namespace) -> int:
     from web.errors import ServerStartError
     from web.server import serve
 
+    club = start_club(service, args)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = _stop_signals(service) if in_main_thread else {}
     status = 0
@@ -132,6 +135,8 @@ def run_service(service: Any, args: argparse.Namespace) -> int:
         pass
     finally:
         stopped = service.stop()
+        if club is not None:
+            club.stop()
         if stopped:
             service.log.close()
         for signum, handler in previous.items():

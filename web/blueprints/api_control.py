@@ -1,4 +1,4 @@
-"""Controls: `POST /api/control/<name>` (JSON) -> `service.command(name, payload)`; the PIN login.
+"""Controls: `POST /api/control/<name>` (JSON) -> `service.command(name, payload)`.
 
 Cross-site and content-type checks run for every state-changing request (`web.security`); the
 control routes also need the owner (PIN) when the server listens beyond localhost.
@@ -91,24 +91,3 @@ def control(name: str) -> Response:
         raise BadRequestError(f"the body of {name} does not fit: {type(exc).__name__}: {exc}",
                               code="bad_request") from exc
     return jsonify({"ok": True, "command": name, "result": to_jsonable(result)})
-
-
-@bp.get("/session")
-def session_info() -> Response:
-    return jsonify({"require_pin": security.pin_required(), "owner": security.is_owner()})
-
-
-@bp.post("/login")
-def login() -> Response:
-    body = json_object_body()
-    if security.pin_required():
-        if "pin" not in body:
-            raise BadRequestError('the login body must be {"pin": "..."}', code="malformed_json")
-        security.log_in(str(body["pin"]))
-    return jsonify({"require_pin": security.pin_required(), "owner": True})
-
-
-@bp.post("/logout")
-def logout() -> Response:
-    security.log_out()
-    return jsonify({"require_pin": security.pin_required(), "owner": security.is_owner()})

@@ -51,15 +51,20 @@ def state() -> Response:
     return response
 
 
-@bp.get("/events")
-def events() -> Response:
+def state_events(source: object) -> Response:
+    """The SSE response streaming `source`'s state (a referee service, or the club's hub)."""
     config = current_app.config
-    stream = state_stream(get_service(), keepalive_s=float(config["SSE_KEEPALIVE_S"]),
+    stream = state_stream(source, keepalive_s=float(config["SSE_KEEPALIVE_S"]),
                           max_duration_s=float(config["SSE_MAX_S"]),
                           min_interval_s=float(config["SSE_MIN_INTERVAL_S"]),
                           shared=current_app.extensions["referee_states"])
     return _open_stream("event", stream, "text/event-stream",
                         {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@bp.get("/events")
+def events() -> Response:
+    return state_events(get_service())
 
 
 def _want_width() -> int | None:

@@ -28,6 +28,16 @@ async function parse(response) {
   return data;
 }
 
+// A match's replay and export buttons (the history page and the club's archive).
+export function matchLinks(id) {
+  return `<div class="exports">
+        <a class="btn small primary" href="/replay/${id}">Replay</a>
+        <a class="btn small" href="/api/matches/${id}/export?format=json">JSON</a>
+        <a class="btn small" href="/api/matches/${id}/export?format=csv">CSV</a>
+        <a class="btn small" href="/api/matches/${id}/export?format=txt">Game record</a>
+      </div>`;
+}
+
 export async function getJSON(url) {
   return parse(await fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" }));
 }

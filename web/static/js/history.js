@@ -1,5 +1,5 @@
 // The match history: every match in the log, with replay and export links.
-import { getJSON, reportError } from "./api.js";
+import { getJSON, matchLinks, reportError } from "./api.js";
 import { PLAYER_NAMES, playerName } from "./diagram.js";
 
 function resultText(match) {
@@ -30,12 +30,7 @@ async function load() {
     li.innerHTML = `
       <div class="match-title"><a href="/replay/${m.id}">#${m.id} ${game}</a><span class="result"></span></div>
       <div class="match-meta"></div>
-      <div class="exports">
-        <a class="btn small primary" href="/replay/${m.id}">Replay</a>
-        <a class="btn small" href="/api/matches/${m.id}/export?format=json">JSON</a>
-        <a class="btn small" href="/api/matches/${m.id}/export?format=csv">CSV</a>
-        <a class="btn small" href="/api/matches/${m.id}/export?format=txt">Game record</a>
-      </div>`;
+      ${matchLinks(m.id)}`;
     li.querySelector(".result").textContent = resultText(m);
     li.querySelector(".match-meta").textContent =
       `${players} · ${m.variant} · ${m.events} events · ${when(m.started_at)}`;

@@ -73,6 +73,13 @@ function render(state) {
   const log = state.log || { ok: true };
   $("log-fault").hidden = log.ok !== false;
   $("log-fault").textContent = log.ok === false ? log.message : "";
+  const club = state.club;
+  $("status-club").hidden = !club;
+  if (club) {
+    $("status-club").textContent = club.text;
+    $("status-club").className = `pill club-line ${club.state === "connected" ? "on" : "off"}`;
+    $("status-club").title = club.error || `Reporting to the club as table ${club.table}`;
+  }
   $("pause-btn").textContent = state.status === "paused" ? "Resume" : "Pause";
   $("pause-btn").dataset.command = state.status === "paused" ? "resume" : "pause";
 
@@ -210,8 +217,12 @@ function initControls() {
     const option = VARIANTS[game].find(([id]) => id === $("nm-variant").value) || VARIANTS[game][0];
     const variant = option[2];
     const players = [...document.querySelectorAll("#nm-player-list input:checked")].map((i) => i.value);
+    const names = {};
+    for (const input of document.querySelectorAll("#nm-player-list input.nm-name")) {
+      if (players.includes(input.dataset.colour) && input.value.trim()) names[input.dataset.colour] = input.value.trim();
+    }
     try {
-      await control("new_match", { game, variant, players });
+      await control("new_match", { game, variant, players, names });
       gameOverDismissed = null;
       dialog.close();
     } catch (err) {
@@ -241,6 +252,11 @@ function fillPlayers() {
     const label = document.createElement("label");
     label.className = `pick pick-${p}`;
     label.innerHTML = `<input type="checkbox" value="${p}"${variant[3].includes(p) ? " checked" : ""}${game === "dition" ? " disabled" : ""}> <span>${PLAYER_NAMES[p]}</span>`;
+    const name = document.createElement("input");
+    Object.assign(name, { type: "text", className: "nm-name", maxLength: 60, placeholder: "name (optional)" });
+    name.dataset.colour = p;
+    name.setAttribute("aria-label", `${PLAYER_NAMES[p]}'s name`);
+    label.appendChild(name);
     list.appendChild(label);
   }
 }
