@@ -29,6 +29,28 @@ async function parse(response) {
 }
 
 // A match's replay and export buttons (the history page and the club's archive).
+/** A match's start time as the reader's locale writes it ("" for none; the text if unreadable). */
+export function when(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+}
+
+/** Fill the page's match list (#matches, #matches-empty) with one <li data-match-id> per
+ * match; `fill(li, match)` writes its content. Shared by the table's history and the club's
+ * archive. */
+export function fillMatchList(matches, fill) {
+  const list = document.getElementById("matches");
+  document.getElementById("matches-empty").hidden = matches.length > 0;
+  list.innerHTML = "";
+  for (const m of matches) {
+    const li = document.createElement("li");
+    li.dataset.matchId = m.id;
+    fill(li, m);
+    list.appendChild(li);
+  }
+}
+
 export function matchLinks(id) {
   return `<div class="exports">
         <a class="btn small primary" href="/replay/${id}">Replay</a>

@@ -1,5 +1,5 @@
 // The club's archive: every table's matches, with filters, replay and exports.
-import { getJSON, matchLinks, reportError } from "./api.js";
+import { fillMatchList, getJSON, matchLinks, reportError } from "./api.js";
 import { fillRounds, resultText, shownName, when } from "./club_common.js";
 
 const form = document.getElementById("filters");
@@ -9,12 +9,7 @@ async function load() {
   for (const [k, v] of new FormData(form)) if (v) params.set(k, v);
   history.replaceState(null, "", params.toString() ? `?${params}` : location.pathname);
   const { matches } = await getJSON(`/api/matches?${params}`);
-  const list = document.getElementById("matches");
-  document.getElementById("matches-empty").hidden = matches.length > 0;
-  list.innerHTML = "";
-  for (const m of matches) {
-    const li = document.createElement("li");
-    li.dataset.matchId = m.id;
+  fillMatchList(matches, (li, m) => {
     li.innerHTML = `
       <div class="match-title"><a href="/replay/${m.id}"></a><span class="result"></span></div>
       <div class="match-meta"></div>
@@ -23,8 +18,7 @@ async function load() {
     li.querySelector(".result").textContent = resultText(m);
     li.querySelector(".match-meta").textContent =
       `${m.players.map((p) => shownName(m.names, p)).join(" · ")} · ${m.variant} · ${m.events} events · ${when(m.started_at)}`;
-    list.appendChild(li);
-  }
+  });
 }
 
 async function init() {

@@ -15,11 +15,7 @@ export function resultText(match) {
   return r.reason ? `draw (${r.reason})` : "draw";
 }
 
-export function when(iso) {
-  if (!iso) return "";
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
-}
+export { when } from "./api.js";  // one formatting of a start time for the table and the club
 
 export function fillRounds(select, rounds, selected) {
   const keep = select.querySelector("option[value='']");
