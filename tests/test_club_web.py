@@ -125,6 +125,25 @@ def test_the_organisers_controls_need_the_pin(club: dict[str, Any]) -> None:
         "Robert", "Ann"]
 
 
+def test_a_second_round_at_one_start_and_a_start_that_is_no_time_are_clear_errors(
+        club: dict[str, Any]) -> None:
+    """Found by the fuzz below: both were a 500 with PostgreSQL's error in the server's log."""
+    client = club["client"]
+    owner = {"Origin": "http://localhost", "Content-Type": "application/json",
+             "X-Referee-Pin": PIN}
+    body = json.dumps({"name": "R1", "started": "2026-12-01T10:00:00+00:00"})
+    assert client.post("/api/rounds", data=body, headers=owner).status_code == 200
+    again = client.post("/api/rounds", data=body, headers=owner)
+    assert again.status_code == 409
+    assert "a round already starts at 2026-12-01T10:00:00+00:00" in again.get_json()["message"]
+    for started in ("half past ten", 5, ["2026-12-01"], "2026-13-45"):
+        bad = client.post("/api/rounds", data=json.dumps({"name": "R2", "started": started}),
+                          headers=owner)
+        assert bad.status_code == 400, started
+        assert bad.get_json()["message"].startswith("a round's start must be a date or time")
+    assert [r["name"] for r in client.get("/api/rounds").get_json()["rounds"]] == ["R1"]
+
+
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
     lambda children: st.lists(children, max_size=4)
