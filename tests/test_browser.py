@@ -230,14 +230,26 @@ def test_layout_fits_a_phone(browser: Any, target: Target, page_errors: list[str
     page.context.close()
 
 
+def _match_with_events(target: Target, count: int, timeout_s: float = 120.0) -> int:
+    """The id of the demo's match once its log holds `count` events (a replay needs somewhere
+    to step to; right after the demo starts its match has only the start event)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        state = target.state()
+        if len(state["events"]) >= count:
+            return int(state["match_id"])
+        assert time.monotonic() < deadline, f"the demo's match never had {count} events"
+        time.sleep(0.5)
+
+
 def test_replay_steps_through_the_events(browser: Any, target: Target,
                                          page_errors: list[str]) -> None:
-    match_id = target.state()["match_id"]
+    match_id = _match_with_events(target, 2)
     page = open_page(browser, target, f"/replay/{match_id}", PHONE, page_errors)
     page.wait_for_selector("#replay-event-kind:has-text('Event')", timeout=30000)
-    first = page.locator("#replay-event-text").inner_text()
+    first = page.locator("#replay-event-kind").inner_text()  # "Event SEQ of N · type"
     page.click("#step-next")
-    page.wait_for_function("t => document.getElementById('replay-event-text').textContent !== t",
+    page.wait_for_function("t => document.getElementById('replay-event-kind').textContent !== t",
                            arg=first, timeout=30000)
     page.click("#step-last")
     no_horizontal_scroll(page)

@@ -28,6 +28,8 @@ from club_support import (
     with_port,
     write_match,
 )
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from referee.club.store import ClubStore
 from referee.log import MatchLog
@@ -121,6 +123,76 @@ def test_the_organisers_controls_need_the_pin(club: dict[str, Any]) -> None:
     assert renamed.get_json()["round"]["name"] == "Final"
     assert [r["player"] for r in client.get("/api/standings").get_json()["standings"]] == [
         "Robert", "Ann"]
+
+
+def test_a_second_round_at_one_start_and_a_start_that_is_no_time_are_clear_errors(
+        club: dict[str, Any]) -> None:
+    """Found by the fuzz below: both were a 500 with PostgreSQL's error in the server's log."""
+    client = club["client"]
+    owner = {"Origin": "http://localhost", "Content-Type": "application/json",
+             "X-Referee-Pin": PIN}
+    body = json.dumps({"name": "R1", "started": "2026-12-01T10:00:00+00:00"})
+    assert client.post("/api/rounds", data=body, headers=owner).status_code == 200
+    again = client.post("/api/rounds", data=body, headers=owner)
+    assert again.status_code == 409
+    assert "a round already starts at 2026-12-01T10:00:00+00:00" in again.get_json()["message"]
+    for started in ("half past ten", 5, ["2026-12-01"], "2026-13-45"):
+        bad = client.post("/api/rounds", data=json.dumps({"name": "R2", "started": started}),
+                          headers=owner)
+        assert bad.status_code == 400, started
+        assert bad.get_json()["message"].startswith("a round's start must be a date or time")
+    assert [r["name"] for r in client.get("/api/rounds").get_json()["rounds"]] == ["R1"]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+_names = st.text(max_size=80)
+_club_bodies = st.one_of(
+    st.fixed_dictionaries(  # what the organiser's page sends, with any text in it
+        {"name": _names, "colour": st.sampled_from(["black", "white"])},
+        optional={"started": st.sampled_from(["2026-12-01", "2026-12-01T10:00:00+00:00",
+                                              "yesterday"])}),
+    st.fixed_dictionaries({}, optional={
+        "name": _names | _json, "started": _json, "colour": st.sampled_from(["G", ""]) | _json,
+        "pin": _json}),
+    _json,
+)
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(route=st.sampled_from([("post", "/api/rounds"), ("patch", "/api/rounds/1"),
+                              ("patch", "/api/rounds/99"), ("post", "/api/matches/1/names"),
+                              ("post", "/api/matches/99/names"), ("post", "/api/login"),
+                              ("post", "/api/logout")]),
+       body=_club_bodies, raw=st.booleans(), junk=st.binary(max_size=30))
+def test_no_club_api_body_crashes_the_club_page(club: dict[str, Any], route: tuple[str, str],
+                                                body: Any, raw: bool, junk: bytes) -> None:
+    """Every body to the organiser's API, as the organiser (the PIN given), is answered with
+    JSON: done, or an error saying what was wrong; never a 500."""
+    client = club["client"]
+    owner = {"Origin": "http://localhost", "Content-Type": "application/json",
+             "X-Referee-Pin": PIN}
+    if "filled" not in club:  # one match and one round to change (the fixture outlives examples)
+        _fill(club["url"], club["tmp"])
+        assert client.post("/api/rounds", data=json.dumps({"name": "R1"}),
+                           headers=owner).status_code == 200
+        club["filled"] = True
+    method, path = route
+    data = junk if raw else json.dumps(body).encode()
+    response = getattr(client, method)(path, data=data, headers=owner)
+    message = str((response.get_json() or {}).get("message", ""))[:50]
+    event(f"{method} {path}: {response.status_code} {message}")
+    assert response.status_code in (200, 400, 401, 404, 409, 429), response.get_data(as_text=True)
+    payload = response.get_json()
+    assert isinstance(payload, dict)
+    if response.status_code != 200:
+        assert set(payload) == {"error", "message"} and payload["message"]
+    assert client.get("/api/state").status_code == 200
 
 
 def test_a_committed_event_reaches_the_club_page_stream(club: dict[str, Any]) -> None:

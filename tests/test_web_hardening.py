@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 from web_support import make_service
 
 from web.app import create_app
+from web.blueprints import api_control
 from web.security import host_allowed, pin_weakness
 
-COMMANDS = ["new_match", "confirm", "undo", "answer", "correct", "draw", "pause", "resume",
-            "set_corners", "sample_colours", "invisible"]
+#: every control the page sends (the app's own list, so a new one is fuzzed too) and one unknown
+COMMANDS = [*api_control.COMMANDS, "invisible"]
 
 
 @pytest.fixture(scope="module")
@@ -277,6 +278,42 @@ def test_a_stream_reader_that_stops_reading_is_dropped(
         svc.stop()
 
 
+def test_a_page_that_leaves_frees_its_streams_at_once(service: Any) -> None:
+    """A page closed (or reloaded) gives its event and picture streams back within seconds,
+    not at the next keep-alive 15 s later: reloading a page a few times never fills its
+    address's share. Both ways a client leaves: a clean close (FIN) after reading what came,
+    and a close with data still unread (RST)."""
+    from web.server import stop_server
+
+    server, thread, port = _serve(service)  # the service is not started: no events, only
+    budget = server.referee_app.extensions["referee_streams"]  # keep-alives every 15 s
+    per_address = int(server.referee_app.config["STREAMS_PER_ADDRESS"])
+    try:
+        for unread in (False, True):
+            socks = []
+            for i in range(per_address):
+                sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+                # (no camera picture here: a picture stream sends nothing to read)
+                path = "/api/stream.mjpg" if unread and i % 2 else "/api/events"
+                sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+                if not unread:
+                    assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+                socks.append(sock)
+            deadline = time.monotonic() + 30
+            while budget.count() < per_address and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert budget.count() == per_address
+            for sock in socks:
+                sock.close()
+            left = time.monotonic()
+            while budget.count() and time.monotonic() - left < 10:
+                time.sleep(0.05)
+            assert budget.count() == 0, f"{budget.count()} streams still held (unread={unread})"
+            assert time.monotonic() - left < 5  # a keep-alive is 15 s away
+    finally:
+        stop_server(server, join=thread)
+
+
 # ------------------------------------------------------------------------------ fuzzing
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
@@ -307,7 +344,9 @@ bodies = st.one_of(
 
 @pytest.fixture(scope="module")
 def fuzz_client(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    svc = make_service(tmp_path_factory.mktemp("fuzz") / "log.sqlite")
+    tmp = tmp_path_factory.mktemp("fuzz")
+    svc = make_service(tmp / "log.sqlite")
+    svc.photo_dir = str(tmp / "photos")  # capture_photo never writes into the checkout
     yield create_app({"TESTING": True, "PIN_MAX_FAILURES": 10**6,
                       "PIN_MAX_FAILURES_ALL": 10**6}, service=svc).test_client()
     svc.stop()

@@ -5,8 +5,9 @@ picture stream), so the server runs many more workers than streams it allows
 (`STREAMS_MAX` < `DEFAULT_THREADS`, see `web.app`): the page's `/api/state` and the controls
 always find a free worker. Connections are bounded in time and memory (`BoundedChannel`): a
 request must arrive whole within `REQUEST_HEAD_TIMEOUT_S`, a client that reads its stream too
-slowly is dropped after `SLOW_CLIENT_TIMEOUT_S`, and at most `OUTBUF_HIGH_WATERMARK` bytes wait
-for any one client; bodies over `web.security.MAX_BODY_BYTES` are refused unread.
+slowly is dropped after `SLOW_CLIENT_TIMEOUT_S`, at most `OUTBUF_HIGH_WATERMARK` bytes wait
+for any one client, and a stream whose reader left ends within a second (`web.sse`); bodies over
+`web.security.MAX_BODY_BYTES` are refused unread.
 """
 
 from __future__ import annotations
@@ -175,6 +176,10 @@ def make_server(service: Any, *, host: str = "127.0.0.1", port: int = 8000,
             connection_limit=CONNECTION_LIMIT, max_request_body_size=4 * MAX_BODY_BYTES,
             max_request_header_size=32 * 1024, outbuf_high_watermark=OUTBUF_HIGH_WATERMARK,
             outbuf_overflow=OUTBUF_HIGH_WATERMARK,
+            # a connection stays readable while its stream runs, so a reader that leaves is
+            # seen at once (`waitress.client_disconnected`, polled by the streams) and its
+            # worker, subscription and place in the stream budget are freed within a second
+            channel_request_lookahead=1,
             asyncore_use_poll=True)  # select() stops at descriptor 1024
     except OSError as exc:
         raise ServerStartError(

@@ -3,8 +3,11 @@
 The service's `subscribe()` gives an iterable of event dicts that blocks until something
 happens. A subscription with `get(timeout)` and `closed` (the service's) is waited on directly;
 any other iterable is drained by a helper thread into a queue. Either way the response generator
-can send keep-alive comments while nothing happens and notice a closed connection (waitress
-raises on the next write). Several events arriving together are sent as one state.
+can send keep-alive comments while nothing happens. A page that leaves is noticed within
+`GONE_POLL_S` when the server can tell (`gone`: waitress's `waitress.client_disconnected`), else
+at the next write (waitress raises): a stream whose reader left holds a worker, a subscription and
+a place in the budget, and with one keep-alive every 15 s a page reloaded a few times would
+otherwise fill its address's share. Several events arriving together are sent as one state.
 
 `StreamBudget` counts the open streams (events and pictures) per client address and in all:
 each one holds a server worker for as long as it is open, so over the caps a new stream is
@@ -14,6 +17,7 @@ refused with 503 `too_many_streams` and the page's `/api/state` is always answer
 from __future__ import annotations
 
 import json
+import math
 import queue
 import threading
 import time
@@ -24,6 +28,8 @@ from web.errors import TooManyStreamsError
 from web.service_access import to_jsonable
 
 _END = object()
+#: how often a waiting stream asks whether its reader is still there
+GONE_POLL_S = 1.0
 
 
 class StreamBudget:
@@ -133,6 +139,24 @@ class _Direct:
         return self.get(timeout=0.0)
 
 
+def _next_event(events: Any, timeout_s: float, gone: Callable[[], bool] | None) -> Any:
+    """The next item within `timeout_s` (`queue.Empty` if none), or `_END` as soon as `gone()`
+    says the reader has left."""
+    if gone is None:
+        return events.get(timeout=timeout_s)
+    slices = max(1, math.ceil(timeout_s / GONE_POLL_S))
+    for _ in range(slices):
+        if gone():
+            return _END
+        try:
+            return events.get(timeout=timeout_s / slices)
+        except queue.Empty:
+            continue
+    if gone():
+        return _END
+    raise queue.Empty
+
+
 def state_stream(
     service: Any,
     *,
@@ -141,12 +165,14 @@ def state_stream(
     min_interval_s: float = 0.1,
     clock: Callable[[], float] = time.monotonic,
     shared: SharedStates | None = None,
+    gone: Callable[[], bool] | None = None,
 ) -> Iterator[str]:
     """Yield SSE text: `state` now, a new `state` after every service event, keep-alives between.
 
     States are at least `min_interval_s` apart: a burst of events (a verdict, its instruction,
     its log entries) becomes one state, and a referee that warns on every frame cannot flood
-    a phone. Streams given the same `shared` send one encoding of each state."""
+    a phone. Streams given the same `shared` send one encoding of each state. `gone()`, when
+    given, says the reader has left: the stream then ends within `GONE_POLL_S`."""
     shared = shared if shared is not None else SharedStates()
     subscription = service.subscribe()
     stop = threading.Event()
@@ -163,10 +189,12 @@ def state_stream(
         last_sent = clock()
         while clock() - started < max_duration_s:
             try:
-                item = events.get(timeout=keepalive_s)
+                item = _next_event(events, keepalive_s, gone)
             except queue.Empty:
                 yield ": keep-alive\n\n"
                 continue
+            if item is _END and gone is not None and gone():
+                return  # nobody to send a last state to
             ended = item is _END
             wait_s = min_interval_s - (clock() - last_sent)
             if wait_s > 0 and not ended:

@@ -31,3 +31,10 @@ class ClubNotFoundError(ClubError, LookupError):
 
 class ClubInputError(ClubError, ValueError):
     """A filter, a round's name or a player's name the club cannot take (the message says why)."""
+
+
+class ClubConflictError(ClubError, ValueError):
+    """A change that clashes with what the club database holds (a second round at one start);
+    the page answers 409."""
+
+    status = 409

@@ -17,7 +17,7 @@ from datetime import date
 from typing import Any
 
 from referee.club import schema
-from referee.club.errors import ClubInputError, ClubNotFoundError
+from referee.club.errors import ClubConflictError, ClubInputError, ClubNotFoundError
 from referee.club.url import connect, redact
 from referee.log import EventRecord, MatchRecord, check_export_format, export_record
 
@@ -232,11 +232,28 @@ class ClubStore:
         return [{"id": int(r[0]), "name": r[1], "started": r[2].isoformat()} for r in rows]
 
     def new_round(self, name: str, started: str | None = None) -> dict[str, Any]:
+        """A round named `name` from `started` (a date or time PostgreSQL reads, such as
+        2026-12-01 or 2026-12-01T10:00:00+00:00; None: now). A start that is not a time is
+        `ClubInputError`, a second round at one start `ClubConflictError`."""
+        import psycopg
+
         name = _round_name(name)
-        with self._conn() as conn:
-            row = conn.execute(
-                "INSERT INTO rounds (name, started) VALUES (%s, COALESCE(%s::timestamptz, now()))"
-                " RETURNING id, name, started", (name, started)).fetchone()
+        if started is not None and not (isinstance(started, str) and 0 < len(started) <= 64):
+            raise ClubInputError(f"a round's start must be a date or time such as 2026-12-01 or "
+                                 f"2026-12-01T10:00:00+00:00, got {str(started)[:64]!r}")
+        try:
+            with self._conn() as conn:
+                row = conn.execute(
+                    "INSERT INTO rounds (name, started) VALUES (%s,"
+                    " COALESCE(%s::timestamptz, now())) RETURNING id, name, started",
+                    (name, started)).fetchone()
+        except psycopg.errors.UniqueViolation:
+            raise ClubConflictError(f"a round already starts at {started or 'this moment'}: "
+                                    "rounds are told apart by their start") from None
+        except psycopg.errors.DataError as exc:  # not a time PostgreSQL can read
+            raise ClubInputError(f"a round's start must be a date or time such as 2026-12-01 "
+                                 f"or 2026-12-01T10:00:00+00:00, got {started!r} "
+                                 f"({str(exc).splitlines()[0]})") from None
         return {"id": int(row[0]), "name": row[1], "started": row[2].isoformat()}
 
     def rename_round(self, round_id: int, name: str) -> dict[str, Any]:

@@ -160,6 +160,7 @@ def run_service(service: Any, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from referee.faults import FaultSpecError, with_faults
     from referee.loop import LoopSettings
     from referee.service import RefereeService
     from referee.sources import is_still_folder, open_any
@@ -172,9 +173,13 @@ def run(args: argparse.Namespace) -> int:
     still = is_still_folder(spec)
     calibration = load_calibration(args.calibration)
     options = camera_options(spec, args.lens_position, calibration)
+    try:  # tests only: $REFEREE_TEST_FAULT plants a fault (referee.faults); unset, no change
+        open_source = with_faults(lambda restart: open_any(spec, restart=restart, **options))
+    except FaultSpecError as exc:
+        raise SystemExit(f"referee: {exc}") from None
     service = RefereeService(
         log,
-        lambda restart: open_any(spec, restart=restart, **options),
+        open_source,
         game=args.game,
         players=players,
         variant=args.variant,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
@@ -28,6 +28,12 @@ def _want_overlay() -> bool:
 
 def _budget() -> StreamBudget:
     return current_app.extensions["referee_streams"]  # type: ignore[no-any-return]
+
+
+def _reader_gone() -> Callable[[], bool] | None:
+    """Whether this request's client has disconnected (waitress tells; other servers: None)."""
+    gone = request.environ.get("waitress.client_disconnected")
+    return gone if callable(gone) else None
 
 
 def _open_stream(kind: str, body: Iterator[Any], mimetype: str,
@@ -57,7 +63,7 @@ def state_events(source: object) -> Response:
     stream = state_stream(source, keepalive_s=float(config["SSE_KEEPALIVE_S"]),
                           max_duration_s=float(config["SSE_MAX_S"]),
                           min_interval_s=float(config["SSE_MIN_INTERVAL_S"]),
-                          shared=current_app.extensions["referee_states"])
+                          shared=current_app.extensions["referee_states"], gone=_reader_gone())
     return _open_stream("event", stream, "text/event-stream",
                         {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
@@ -91,13 +97,14 @@ def frame() -> Response:
 
 
 def _mjpeg(service: object, frames: FrameCache, overlay: bool, fps: float,
-           max_s: float = 600.0) -> Iterator[bytes]:
+           max_s: float = 600.0, gone: Callable[[], bool] | None = None) -> Iterator[bytes]:
     """Pictures at `fps` (the same bytes for every client: `FrameCache`); ends after `max_s`
-    (an `<img>` reconnects by itself) so that no stream holds a worker for ever."""
+    (an `<img>` reconnects by itself) so that no stream holds a worker for ever, and as soon as
+    `gone()` says the reader left."""
     period_s = 1.0 / max(fps, 0.1)
     previous: bytes | None = None
     ends = time.monotonic() + max_s
-    while time.monotonic() < ends:
+    while time.monotonic() < ends and not (gone is not None and gone()):
         jpeg = frames.get(service, overlay=overlay)
         if jpeg and jpeg is not previous:
             previous = jpeg
@@ -113,5 +120,6 @@ def stream() -> Response:
     fps = float(current_app.config["MJPEG_FPS"])
     get_service()  # no stream is counted for an app without a service
     max_s = float(current_app.config["MJPEG_MAX_S"])
-    return _open_stream("picture", _mjpeg(get_service(), _frames(), _want_overlay(), fps, max_s),
-                        "multipart/x-mixed-replace; boundary=frame", dict(_NO_STORE))
+    pictures = _mjpeg(get_service(), _frames(), _want_overlay(), fps, max_s, _reader_gone())
+    return _open_stream("picture", pictures, "multipart/x-mixed-replace; boundary=frame",
+                        dict(_NO_STORE))
