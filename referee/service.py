@@ -26,6 +26,7 @@ from referee.errors import CommandError
 from referee.games import registry
 from referee.log import MatchLog
 from referee.loop import LoopSettings, Referee
+from referee.overlay import shrink
 from referee.view import board_angle_deg, quarter_turns
 
 DEFAULT_SETTINGS = LoopSettings()
@@ -433,9 +434,8 @@ class RefereeService:
                      else self.referee.last_frame)
         if image is None:
             return None
-        if max_width is not None and 0 < max_width < image.shape[1]:
-            height = max(1, round(image.shape[0] * max_width / image.shape[1]))
-            image = cv2.resize(image, (int(max_width), height), interpolation=cv2.INTER_AREA)
+        if max_width is not None:
+            image = shrink(image, max_width)
         ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
         return buf.tobytes() if ok else None
 

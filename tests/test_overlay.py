@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from referee.overlay import ROLE_BGR, draw_overlay
+from referee.overlay import ROLE_BGR, draw_overlay, shrink
 
 LONG = ("The board does not match the diagram: put back the black disc shown as an orange ghost, "
         "near the top-left corner; take away the white disc ringed in orange, by the right edge.")
@@ -43,3 +43,48 @@ def test_the_rings_on_the_picture_have_the_diagrams_colours() -> None:
     b, g, r = ROLE_BGR["borderline"]
     assert r > 200 and g > 150 and b < 80  # yellow, not blue
     assert ROLE_BGR["wrong"] == ROLE_BGR["missing"]  # both orange
+
+
+def test_the_page_picture_is_shrunk_without_aliasing() -> None:
+    """`shrink` (halvings, then bilinear) against the known answer: 1-px black/white stripes
+    average to mid grey at any smaller size (one bilinear pass straight to 640 px would sample
+    a few columns of 2304 and show bands), a smooth ramp keeps its values, odd sizes too."""
+    stripes = np.zeros((1297, 2305, 3), np.uint8)
+    stripes[:, ::2] = 255  # 1-px columns: mean 127.6
+    out = shrink(stripes, 640)
+    assert out.shape[1] == 640 and abs(out.shape[0] - 1297 * 640 / 2305) <= 2
+    assert abs(float(out.mean()) - 127.5) < 3 and int(out.max()) - int(out.min()) <= 8
+    ramp = np.tile(np.linspace(0, 255, 2304).astype(np.uint8), (1296, 1))
+    ramp = np.dstack([ramp] * 3)
+    small = shrink(ramp, 500)
+    truth = np.linspace(0, 255, 500)  # the ramp's value at each shown column's centre
+    assert np.abs(small[small.shape[0] // 2, 5:-5, 0] - truth[5:-5]).max() < 3
+    assert shrink(ramp, 4000) is ramp and shrink(ramp, 2304) is ramp
+
+
+def test_a_verdicts_snapshot_is_stored_at_most_1280_px_wide(tmp_path) -> None:
+    """The snapshot behind a verdict is the overlay at most `snapshot_max_width` wide, its aspect
+    kept, with the verdict's text on it (a full-size one cost 14 ms of CPU per verdict)."""
+    import cv2
+
+    from referee.dition_match import DitionMatch
+    from referee.log import MatchLog
+    from referee.loop import Referee
+
+    log = MatchLog(tmp_path / "log.sqlite")
+    match = DitionMatch()
+    mid = log.new_match(match.game, match.players)
+    referee = Referee(match, log, mid)
+    referee.last_frame = np.zeros((1296, 2304, 3), np.uint8)
+    (event,) = referee.emit([{"type": "warning", "text": "Check the board"}])
+    image = cv2.imdecode(np.frombuffer(log.snapshot(mid, event["seq"]), np.uint8),
+                         cv2.IMREAD_COLOR)
+    assert image.shape[:2] == (720, 1280)
+    assert (image[:60].max(axis=2) > 128).any(), "the verdict's text is on the snapshot"
+    small = Referee(match, log, mid)
+    small.last_frame = np.zeros((480, 640, 3), np.uint8)  # never enlarged
+    (event,) = small.emit([{"type": "warning", "text": "Check the board"}])
+    image = cv2.imdecode(np.frombuffer(log.snapshot(mid, event["seq"]), np.uint8),
+                         cv2.IMREAD_COLOR)
+    assert image.shape[:2] == (480, 640)
+    log.close()
