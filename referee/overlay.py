@@ -14,6 +14,8 @@ from typing import Any
 import cv2
 import numpy as np
 
+from vision.resize import shrink
+
 ROLE_BGR = {
     "remove": (40, 40, 230),
     "wrong": (0, 140, 255),
@@ -53,27 +55,6 @@ def caption_lines(text: str, width_px: int, scale: float, thick: int) -> list[st
         else:
             lines.append(word)
     return lines
-
-
-def shrink(image: np.ndarray, width: int) -> np.ndarray:
-    """`image` shrunk to `width` px wide, its aspect kept (as it is when not wider).
-
-    Halved by averaging 2x2 pixels while it is at least twice as wide (INTER_AREA's exact-half
-    path: 1.5 ms at 2304x1296 where one INTER_AREA pass straight to 640 px takes 18 ms; an odd
-    side loses its last row or column, else the exact path is not taken and it costs 30 ms),
-    then bilinear for the factor below 2 that is left (each pixel shown then comes from a
-    neighbourhood at most 2 px apart, so nothing of the halved picture is skipped).
-    """
-    if width <= 0 or width >= image.shape[1]:
-        return image
-    while image.shape[1] >= 2 * width:
-        h, w = image.shape[:2]
-        even = image[: h - h % 2, : w - w % 2]
-        image = cv2.resize(even, (w // 2, max(1, h // 2)), interpolation=cv2.INTER_AREA)
-    if image.shape[1] == width:
-        return image
-    height = max(1, round(image.shape[0] * width / image.shape[1]))
-    return cv2.resize(image, (int(width), height), interpolation=cv2.INTER_LINEAR)
 
 
 def draw_overlay(frame: np.ndarray, referee: Any, width: int | None = None) -> np.ndarray:

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from referee.overlay import ROLE_BGR, draw_overlay, shrink
+from referee.overlay import ROLE_BGR, draw_overlay
+from vision.resize import shrink
 
 LONG = ("The board does not match the diagram: put back the black disc shown as an orange ghost, "
         "near the top-left corner; take away the white disc ringed in orange, by the right edge.")
