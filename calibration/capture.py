@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from calibration.intrinsics import TargetView
-from vision.resize import halve
+from vision.resize import halve_to
 
 #: the live view looks for the target on the picture halved until it is at most this wide: at
 #: 2304x1296 a quarter of the pixels, so about a quarter of a full-size detection's time; a
@@ -88,9 +88,7 @@ def detect_live(image: npt.NDArray[np.uint8], picker: PhotoPicker | None = None,
     from calibration.intrinsics import detect_target
 
     h, w = image.shape[:2]
-    small, factor = image, 1
-    while small.shape[1] > max_width_px and small.shape[1] >= 2:
-        small, factor = halve(small), factor * 2
+    small, factor = halve_to(image, max_width_px)
     try:
         found = detect_target(small, min_corners=1)
     except TargetNotFoundError:

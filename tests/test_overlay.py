@@ -63,9 +63,10 @@ def test_the_page_picture_is_shrunk_without_aliasing() -> None:
     assert shrink(ramp, 4000) is ramp and shrink(ramp, 2304) is ramp
 
 
-def test_a_verdicts_snapshot_is_stored_at_most_1280_px_wide(tmp_path) -> None:
-    """The snapshot behind a verdict is the overlay at most `snapshot_max_width` wide, its aspect
-    kept, with the verdict's text on it (a full-size one cost 14 ms of CPU per verdict)."""
+def test_a_verdicts_snapshot_is_stored_halved_to_at_most_1280_px(tmp_path) -> None:
+    """The snapshot behind a verdict is the overlay on the frame halved until at most
+    `snapshot_max_width` (1280) wide, its aspect kept, with the verdict's text on it (a
+    full-size one cost 14 ms of CPU per verdict)."""
     import cv2
 
     from referee.dition_match import DitionMatch
@@ -80,7 +81,7 @@ def test_a_verdicts_snapshot_is_stored_at_most_1280_px_wide(tmp_path) -> None:
     (event,) = referee.emit([{"type": "warning", "text": "Check the board"}])
     image = cv2.imdecode(np.frombuffer(log.snapshot(mid, event["seq"]), np.uint8),
                          cv2.IMREAD_COLOR)
-    assert image.shape[:2] == (720, 1280)
+    assert image.shape[:2] == (648, 1152)
     assert (image[:60].max(axis=2) > 128).any(), "the verdict's text is on the snapshot"
     small = Referee(match, log, mid)
     small.last_frame = np.zeros((480, 640, 3), np.uint8)  # never enlarged
@@ -89,3 +90,17 @@ def test_a_verdicts_snapshot_is_stored_at_most_1280_px_wide(tmp_path) -> None:
                          cv2.IMREAD_COLOR)
     assert image.shape[:2] == (480, 640)
     log.close()
+
+
+def test_halving_to_a_width_keeps_the_pixel_means() -> None:
+    """`halve_to`: halved until at most the width asked, each pixel the mean of the block it
+    covers (a known 4x4 block pattern), the factor returned; `halved_width` says where it ends."""
+    from vision.resize import halve_to, halved_width
+
+    blocks = np.kron(np.arange(12, dtype=np.uint8).reshape(3, 4) * 20, np.ones((4, 4), np.uint8))
+    image = np.dstack([blocks] * 3)  # 12 x 16, each 4x4 block one value
+    small, factor = halve_to(image, 5)
+    assert factor == 4 and small.shape[:2] == (3, 4)
+    assert np.array_equal(small[:, :, 0], np.arange(12).reshape(3, 4) * 20)
+    assert halved_width(16, 5) == 4 and halved_width(2304, 1280) == 1152
+    assert halve_to(image, 16)[1] == 1 and halved_width(640, 1280) == 640

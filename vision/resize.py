@@ -18,6 +18,22 @@ def halve(image: np.ndarray) -> np.ndarray:
     return cv2.resize(even, (max(1, w // 2), max(1, h // 2)), interpolation=cv2.INTER_AREA)
 
 
+def halved_width(width: int, max_width: int) -> int:
+    """The width `halve_to` ends at: `width` halved until at most `max_width`."""
+    while width > max(1, max_width) and width >= 2:
+        width //= 2
+    return width
+
+
+def halve_to(image: np.ndarray, max_width: int) -> tuple[np.ndarray, int]:
+    """`image` halved (`halve`) until at most `max_width` wide (never below 1 px), and the
+    factor it was shrunk by (1, 2, 4, ...)."""
+    factor = 1
+    while image.shape[1] > max(1, max_width) and image.shape[1] >= 2:
+        image, factor = halve(image), factor * 2
+    return image, factor
+
+
 def shrink(image: np.ndarray, width: int) -> np.ndarray:
     """`image` shrunk to `width` px wide, its aspect kept (as it is when not wider).
 
