@@ -9,6 +9,7 @@ this reads the referee's state and returns a new image.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import cv2
@@ -43,9 +44,11 @@ def outline(img: np.ndarray, H: np.ndarray, pts_board: np.ndarray, bgr: tuple, t
     cv2.polylines(img, [np.round(poly * 4).astype(np.int32)], True, bgr, t, cv2.LINE_AA, shift=2)
 
 
-def caption_lines(text: str, width_px: int, scale: float, thick: int) -> list[str]:
+@functools.lru_cache(maxsize=64)
+def caption_lines(text: str, width_px: int, scale: float, thick: int) -> tuple[str, ...]:
     """`text` broken between words into lines no wider than `width_px` (a single word wider
-    than that stands alone on its line)."""
+    than that stands alone on its line). Kept for the next pictures: the same verdict is
+    written on every picture until it changes (a getTextSize per word was ~1 ms a picture)."""
     lines: list[str] = []
     for word in text.split():
         trial = f"{lines[-1]} {word}" if lines else word
@@ -54,7 +57,7 @@ def caption_lines(text: str, width_px: int, scale: float, thick: int) -> list[st
             lines[-1] = trial
         else:
             lines.append(word)
-    return lines
+    return tuple(lines)
 
 
 def draw_overlay(frame: np.ndarray, referee: Any, width: int | None = None) -> np.ndarray:
