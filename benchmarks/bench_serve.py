@@ -1,15 +1,27 @@
 """Where `referee serve`'s CPU goes on a Pi-like camera at 8 fps (issue 18). Prints a table.
 
 Runs `referee serve --max-fps 8` in a child process, on a camera that costs what the Pi camera
-costs: the fake picamera2 (picamera2's request queue, 30 fps, 2304x1296 as Camera Module 3
-streams) showing pre-rendered frames of the simulated table playing a match, so no frame is
-rendered while measuring. One page watches it the way the live page does: the event stream open
-and the camera picture fetched at the width it shows (`/api/frame.jpg?w=640`) every 350 ms.
+costs: the fake picamera2 (picamera2's request queue and event loop thread, 30 fps, 2304x1296 as
+Camera Module 3 streams) showing 60 frames of the simulated table playing a match, rendered
+before the measurement starts: no frame is rendered while measuring (on a Pi the ISP delivers
+them; rendering one here takes ~300 ms of CPU and would swamp everything). The table changes
+7.5 times a second, a move every ~1.2 s (a busy table: most matches are slower, so the match
+log's share is high here); when the 60 frames run out the players start a new match (`new_match`,
+as a page would) and the recording plays again. One page watches the way the live page does: the
+event stream open and the camera picture fetched at the width it shows (`/api/frame.jpg?w=640`)
+every 350 ms.
 
-The child adds up the CPU time its frame thread spends in `Referee.process` (the vision and the
-rules: `time.thread_time`; OpenCV runs single-threaded here so that all of it is in that thread) and the CPU time of the whole process (`time.process_time`: camera,
-web server, JPEG encodes, logging, everything else) from the first frame to the last. Printed:
-frames processed, CPU per processed frame, the share that is not vision.
+The window: from the child's first processed frame for `--seconds`. In it the child adds up
+  - vision and rules: CPU time (`time.thread_time`) of the frame thread in `Referee.process`
+    less its `emit` (OpenCV runs single-threaded here, so all of the vision is in that thread);
+  - everything else: the process's CPU time (`time.process_time`) less that. It includes the
+    match log (`emit`: the SQLite commit, the verdict's snapshot overlay and JPEG; printed on
+    its own), the camera (the fake's event loop, standing in for picamera2's), reading frames,
+    the web server, the page's picture (drawn and encoded on the "frame-encoder" thread), the
+    event stream's state JSON.
+The CPU time of each kind of thread is read from /proc before and after the window (not in it:
+a reading of the web server's 300 worker threads costs ~40 ms); their sum falls short of the
+total by /proc's 10 ms ticks and by threads that ended inside the window.
 
 Target: everything else <= 25 % of the process's CPU per processed frame.
 
