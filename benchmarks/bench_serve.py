@@ -2,7 +2,7 @@
 
 Runs `referee serve --max-fps 8` in a child process, on a camera that costs what the Pi camera
 costs: the fake picamera2 (picamera2's request queue and event loop thread, 30 fps, 2304x1296 as
-Camera Module 3 streams) showing 60 frames of the simulated table playing a match, rendered
+Camera Module 3 streams, run at the frame rate `Picamera2Source` asks for) showing 60 frames of the simulated table playing a match, rendered
 before the measurement starts: no frame is rendered while measuring (on a Pi the ISP delivers
 them; rendering one here takes ~300 ms of CPU and would swamp everything). The table changes
 7.5 times a second, a move every ~1.2 s (a busy table: most matches are slower, so the match
@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 TARGET_ELSE_SHARE = 0.25
 STATS_PREFIX = "bench-serve-stats: "
+TABLE_CHANGES_PER_S = 7.5
 
 
 # --- the child: referee serve on a pre-rendered camera ---------------------------------------
@@ -87,12 +88,16 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
 
     RefereeService.start = started  # type: ignore[method-assign]
     rounds = [0]
+    began: list[float] = []
 
     def show(index: int, wh: tuple[int, int]) -> np.ndarray:
-        # the table changes ~7.5 times a second (a move every ~1.2 s: a busy table). When the
-        # recording runs out, the players clear the board and start a new match (replaying it
-        # on the old one would have the referee see every disc vanish: a warning a frame)
-        shown, played = (index // 4) % len(frames), (index // 4) // len(frames)
+        # the table changes 7.5 times a second of real time, whatever the camera's frame rate
+        # (a move every ~1.2 s: a busy table). When the recording runs out, the players clear
+        # the board and start a new match (replaying it on the old one would have the referee
+        # see every disc vanish: a warning a frame)
+        began[:] = began or [time.monotonic()]
+        step = int((time.monotonic() - began[0]) * TABLE_CHANGES_PER_S)
+        shown, played = step % len(frames), step // len(frames)
         if played > rounds[0] and services:
             rounds[0] = played
             services[0].command("new_match", {})
@@ -171,7 +176,8 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
             "record_cpu_s": window["record_s"], "closed": window["state"] == "closed",
             "process_cpu_s": window.get("cpu1", 0.0) - window.get("cpu0", 0.0),
             "threads": {name: cpu_s - start.get(name, 0.0) for name, cpu_s in end.items()},
-            "events": window["events"]}), flush=True)
+            "events": window["events"], "camera_fps": round(1e6 / max(
+                1, Picamera2Params().frame_duration_limits_us[0]), 1)}), flush=True)
 
 
 def _thread_cpu() -> dict[str, float]:
@@ -288,8 +294,8 @@ def main() -> int:
     record_ms = 1e3 * stats["record_cpu_s"] / frames
     else_ms = max(0.0, total_ms - vision_ms)
     share = else_ms / total_ms if total_ms > 0 else 0.0
-    print(f"referee serve, fake Pi camera {args.size} at 30 fps, --max-fps 8, one page watching, "
-          f"{args.seconds:g} s")
+    print(f"referee serve, fake Pi camera {args.size} (a 30 fps sensor at the source's "
+          f"{stats['camera_fps']:g} fps), --max-fps 8, one page watching, {args.seconds:g} s")
     print(f"{'frames processed':<34}{stats['frames']:>10}")
     print(f"{'processed frames/s':<34}{stats['frames'] / args.seconds:>10.1f}")
     print(f"{'pictures served (640 px)':<34}{counts['pictures']:>10}")
