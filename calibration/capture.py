@@ -11,11 +11,19 @@ change in how much of the target is seen.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from calibration.intrinsics import TargetView
+from vision.resize import halve_to
+
+#: the live view looks for the target on the picture halved until it is at most this wide: at
+#: 2304x1296 a quarter of the pixels, so about a quarter of a full-size detection's time; a
+#: target held where a photo is worth taking fills a good part of the picture, its ArUco
+#: markers 60+ px wide at full size and so 30+ px halved, several pixels per bit of their 6x6
+LIVE_MAX_WIDTH_PX = 1280
 
 
 @dataclass
@@ -68,6 +76,32 @@ def draw_target(image: npt.NDArray[np.uint8], view: TargetView | None, text: str
     cv2.putText(out, text, (round(8 * scale), round(24 * scale)), cv2.FONT_HERSHEY_SIMPLEX,
                 0.7 * scale, (255, 255, 255), max(1, round(2 * scale)), cv2.LINE_AA)
     return out
+
+
+def detect_live(image: npt.NDArray[np.uint8], picker: PhotoPicker | None = None, *,
+                max_width_px: int = LIVE_MAX_WIDTH_PX) -> dict[str, Any]:
+    """What the live view shows of the target in `image`: {"found", "corners", "corners_px"
+    (pixels of `image`), "image_size" [w, h], "ready" (a photo taken now would be kept, by
+    `picker`'s rules), "text"}. The detection runs on `image` halved until at most
+    `max_width_px` wide (a photo is still detected at full size when it is taken)."""
+    from calibration.errors import TargetNotFoundError
+    from calibration.intrinsics import detect_target
+
+    h, w = image.shape[:2]
+    small, factor = halve_to(image, max_width_px)
+    try:
+        found = detect_target(small, min_corners=1)
+    except TargetNotFoundError:
+        return {"found": False, "corners": 0, "corners_px": [], "image_size": [w, h],
+                "ready": False, "text": "no calibration target in view"}
+    # pixel centres: halved pixel u covers full-size pixels 2u and 2u + 1, its centre 2u + 0.5
+    corners_px = (found.corners_px.astype(np.float64) + 0.5) * factor - 0.5
+    view = TargetView(corners_px.astype(np.float32), found.object_mm, found.ids, (w, h))
+    why = (picker or PhotoPicker()).reason(view)
+    return {"found": True, "corners": len(view.ids),
+            "corners_px": np.round(corners_px, 1).tolist(), "image_size": [w, h],
+            "ready": why is None,
+            "text": f"{len(view.ids)} corners: " + (why or "a photo now would be kept")}
 
 
 class PhotoRefusedError(ValueError):

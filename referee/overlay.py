@@ -9,10 +9,13 @@ this reads the referee's state and returns a new image.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import cv2
 import numpy as np
+
+from vision.resize import shrink
 
 ROLE_BGR = {
     "remove": (40, 40, 230),
@@ -41,9 +44,11 @@ def outline(img: np.ndarray, H: np.ndarray, pts_board: np.ndarray, bgr: tuple, t
     cv2.polylines(img, [np.round(poly * 4).astype(np.int32)], True, bgr, t, cv2.LINE_AA, shift=2)
 
 
-def caption_lines(text: str, width_px: int, scale: float, thick: int) -> list[str]:
+@functools.lru_cache(maxsize=64)
+def caption_lines(text: str, width_px: int, scale: float, thick: int) -> tuple[str, ...]:
     """`text` broken between words into lines no wider than `width_px` (a single word wider
-    than that stands alone on its line)."""
+    than that stands alone on its line). Kept for the next pictures: the same verdict is
+    written on every picture until it changes (a getTextSize per word was ~1 ms a picture)."""
     lines: list[str] = []
     for word in text.split():
         trial = f"{lines[-1]} {word}" if lines else word
@@ -52,7 +57,7 @@ def caption_lines(text: str, width_px: int, scale: float, thick: int) -> list[st
             lines[-1] = trial
         else:
             lines.append(word)
-    return lines
+    return tuple(lines)
 
 
 def draw_overlay(frame: np.ndarray, referee: Any, width: int | None = None) -> np.ndarray:
@@ -61,9 +66,8 @@ def draw_overlay(frame: np.ndarray, referee: Any, width: int | None = None) -> n
     drawn at that size (the page's picture: no full-size copy and drawing for a small view)."""
     scale = 1.0
     if width is not None and 0 < width < frame.shape[1]:
-        scale = width / frame.shape[1]
-        size = (int(width), max(1, round(frame.shape[0] * scale)))
-        img = cv2.resize(frame, size, interpolation=cv2.INTER_AREA)
+        img = shrink(frame, width)
+        scale = img.shape[1] / frame.shape[1]
     else:
         img = frame.copy()
     board = referee.board

@@ -27,6 +27,7 @@ from referee.games import registry
 from referee.log import MatchLog
 from referee.loop import LoopSettings, Referee
 from referee.view import board_angle_deg, quarter_turns
+from vision.resize import shrink
 
 DEFAULT_SETTINGS = LoopSettings()
 #: how long `stop` waits for the frame thread: longer than a camera read's own 5 s timeout plus a
@@ -36,6 +37,8 @@ SourceFactory = Callable[[int], Any]  # (restart number) -> FrameSource
 #: the demo's simulated players after a control: (the table so far or None, the match, a seed)
 #: -> (a FrameSource that carries on from the match's record, a sentence when they cannot)
 DemoFollow = Callable[[Any, Any, int], tuple[Any, str | None]]
+#: the calibration page's live target: one detection at most this often, however many ask
+LIVE_TARGET_INTERVAL_S = 0.3
 #: the controls after which the demo's simulated players put the table right
 DEMO_FOLLOWS = ("undo", "correct", "new_match")
 
@@ -151,6 +154,8 @@ class RefereeService:
         self.new_match_on_end_s = new_match_on_end_s
         self.photo_dir = photo_dir  # where the calibration page's photos go
         self._photos: Any = None
+        self._live_target_lock = threading.Lock()
+        self._live_target: tuple[float, object, dict[str, Any]] | None = None
         self._lock = threading.RLock()
         self._subs: list[Subscription] = []
         self._thread: threading.Thread | None = None
@@ -433,9 +438,8 @@ class RefereeService:
                      else self.referee.last_frame)
         if image is None:
             return None
-        if max_width is not None and 0 < max_width < image.shape[1]:
-            height = max(1, round(image.shape[0] * max_width / image.shape[1]))
-            image = cv2.resize(image, (int(max_width), height), interpolation=cv2.INTER_AREA)
+        if max_width is not None:
+            image = shrink(image, max_width)
         ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
         return buf.tobytes() if ok else None
 
@@ -604,6 +608,27 @@ class RefereeService:
         self.referee.board = None
         return [{"type": "calibration", "text": "Board corners set by hand",
                  "corners_px": arr.tolist()}]
+
+    def live_target(self) -> dict[str, Any] | None:
+        """The calibration target in the latest frame (`calibration.capture.detect_live`), for
+        the calibration page's live view; None before the first frame. Detected only when
+        asked, on a reduced copy, at most every `LIVE_TARGET_INTERVAL_S` and once per frame
+        however many pages ask; never under the lock the frame thread needs."""
+        from calibration.capture import detect_live
+
+        with self._live_target_lock:
+            with self._lock:
+                image = self.referee.last_frame
+                picker = self._photos.picker if self._photos is not None else None
+            if image is None:
+                return None
+            now = time.monotonic()
+            last = self._live_target
+            if last is not None and (last[1] is image or now - last[0] < LIVE_TARGET_INTERVAL_S):
+                return last[2]
+            answer = detect_live(image, picker)
+            self._live_target = (now, image, answer)
+            return answer
 
     def _cmd_capture_photo(self, p: dict[str, Any]) -> list[dict[str, Any]]:
         """Save the current frame as a calibration photo (`calibration.capture.PhotoSession`)."""

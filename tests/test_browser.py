@@ -7,6 +7,7 @@ artifacts/screenshots/.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -91,14 +92,12 @@ class Target:
             return json.loads(r.read())
 
 
-@pytest.fixture(scope="module")
-def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
-    """`referee demo` on a free port with a temporary log, as a user would start it."""
+@contextlib.contextmanager
+def running_referee(*args: str) -> Iterator[Target]:
+    """`referee ARGS --port P` as a user would start it, until it says where it serves."""
     port = free_port()
-    db = tmp_path_factory.mktemp("demo") / "demo.sqlite"
     process = subprocess.Popen(
-        [sys.executable, "-m", "referee", "demo", "--port", str(port), "--db", str(db),
-         "--speed", "2", "--quiet"],
+        [sys.executable, "-m", "referee", *args, "--port", str(port)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout],  # type: ignore[union-attr]
@@ -109,7 +108,7 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
             try:
                 line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
             except queue.Empty:
-                pytest.fail("referee demo did not print 'serving on' within 90 s: "
+                pytest.fail(f"referee {args[0]} did not print 'serving on' within 90 s: "
                             + (process.stderr.read() if process.poll() is not None else ""))  # type: ignore[union-attr]
             if line.startswith("serving on http://"):
                 base_url = line.split()[-1].rstrip("/")
@@ -122,6 +121,14 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(5)
+
+
+@pytest.fixture(scope="module")
+def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
+    """`referee demo` on a free port with a temporary log, as a user would start it."""
+    db = tmp_path_factory.mktemp("demo") / "demo.sqlite"
+    with running_referee("demo", "--db", str(db), "--speed", "2", "--quiet") as served:
+        yield served
 
 
 @pytest.fixture
@@ -499,6 +506,47 @@ def test_calibration_wizard_sends_the_clicked_corners(browser: Any, target: Targ
     screenshot(page, "calibrate_phone_clicked")
     assert not page_errors
     page.context.close()
+
+
+def test_the_calibration_page_shows_the_target_live(browser: Any, tmp_path: Path,
+                                                  page_errors: list[str]) -> None:
+    """`referee serve` on a camera picture of the ChArUco target (1600 px wide, so the live
+    view halves it): "Watch the target live" shows the camera picture with a ring on each
+    corner where the camera projects it (within 1.5 px of the frame), and says a photo would
+    be kept."""
+    from test_capture import SPEC, _posed, _true_px
+
+    from calibration.intrinsics import detect_target
+
+    image, cam = _posed(21, (1600, 900))
+    cv2.imwrite(str(tmp_path / "target.png"), image)
+    full = detect_target(image, SPEC)
+    with running_referee("serve", "--source", f"{tmp_path / 'target.png'}?loop=1",
+                         "--max-fps", "4", "--db", str(tmp_path / "m.sqlite")) as served:
+        page = open_page(browser, served, "/calibrate", PHONE, page_errors)
+        page.click("#cal-live-toggle")
+        page.wait_for_function(
+            "(n) => document.querySelectorAll('#cal-live-marks circle').length >= n"
+            " && document.getElementById('cal-live').naturalWidth > 0",
+            arg=0.9 * len(full.ids), timeout=30000)
+        rings = np.array(page.evaluate(
+            "[...document.querySelectorAll('#cal-live-marks circle')]"
+            ".map((c) => [+c.getAttribute('cx'), +c.getAttribute('cy')])"))
+        view_box = page.get_attribute("#cal-live-marks", "viewBox")
+        assert view_box == "0 0 1600 900", "the rings are in the frame's pixels"
+        nearest = np.argmin(np.linalg.norm(rings[:, None] - full.corners_px[None], axis=2), 1)
+        error = np.linalg.norm(rings - _true_px(cam, full.object_mm[nearest]), axis=1)
+        assert error.max() < 1.5, error
+        assert "would be kept" in page.inner_text("#cal-live-status")
+        # the picture and the rings line up on the screen: the svg covers the picture exactly
+        img, svg = page.locator("#cal-live").bounding_box(), page.locator(
+            "#cal-live-marks").bounding_box()
+        assert all(abs(img[k] - svg[k]) < 1.5 for k in ("x", "y", "width", "height"))
+        screenshot(page, "calibrate_phone_live_target")
+        page.click("#cal-live-toggle")
+        assert page.locator("#cal-live-frame").is_hidden()
+        assert not page_errors
+        page.context.close()
 
 
 def test_draw_shows_the_game_over_screen_and_a_new_match_starts(

@@ -32,7 +32,7 @@ from hardware import (
     SourceUnavailableError,
     open_source,
 )
-from hardware.fakes.picamera2 import FakeCamera, FakeCameraSystem, Job, Picamera2
+from hardware.fakes.picamera2 import CompletedRequest, FakeCamera, FakeCameraSystem, Job, Picamera2
 from hardware.sources.picamera2_source import (
     Picamera2Params,
     Picamera2Source,
@@ -218,7 +218,8 @@ def test_disconnect_is_lost_and_the_resilient_source_reopens() -> None:
 
 
 #: the signatures of raspberrypi/picamera2 `Picamera2` (picamera2/picamera2.py at 3e6dff0,
-#: 2026-05-12), read from its source with `ast` (overloads skipped) and copied here
+#: 2026-05-12, still its newest commit on 2026-12-01), read from its source with `ast`
+#: (overloads skipped) and copied here
 _CONFIG = ["self", "main", "lores", "raw", "transform", "colour_space", "buffer_count", "controls",
            "display", "encode", "queue", "sensor", "use_case"]
 REAL_SIGNATURES = {
@@ -257,12 +258,22 @@ REAL_JOB_SIGNATURES = {
     "cancel": ["self"],
 }
 
+#: picamera2/request.py `CompletedRequest` (what a capture hands out; made by picamera2 itself)
+REAL_REQUEST_SIGNATURES = {
+    "make_array": ["self", "name"],
+    "get_metadata": ["self"],
+    "acquire": ["self"],
+    "release": ["self"],
+}
+
 
 def test_the_fake_keeps_the_real_names_and_signatures() -> None:
     for name, params in REAL_SIGNATURES.items():
         assert list(inspect.signature(getattr(Picamera2, name)).parameters) == params, name
     for name, params in REAL_JOB_SIGNATURES.items():
         assert list(inspect.signature(getattr(Job, name)).parameters) == params, name
+    for name, params in REAL_REQUEST_SIGNATURES.items():
+        assert list(inspect.signature(getattr(CompletedRequest, name)).parameters) == params, name
     assert isinstance(Picamera2.camera_controls, property)
     assert isinstance(Picamera2.camera_properties, property)
     assert callable(Picamera2.global_camera_info)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from web_support import make_service, observable
 
 from web.app import create_app
 from web.server import app_for, is_loopback, make_server, stop_server
-from web.service_access import to_jsonable
+from web.service_access import json_text, to_jsonable
 
 HOST = "referee.local:8000"
 BASE = f"http://{HOST}"
@@ -170,3 +171,18 @@ def test_to_jsonable_handles_what_the_service_returns(tmp_path: Path) -> None:
              "a": np.arange(3), "nan": math.nan, 3: {"s": {"x"}}}
     assert to_jsonable(value) == {"d": {"x": 1.5, "colour": "black"}, "t": [1, 2], "n": 0.25,
                                   "a": [0, 1, 2], "nan": None, "3": {"s": ["x"]}}
+
+
+@pytest.mark.parametrize("value", [
+    {"d": _Disc(1.5, _Colour.BLACK), "t": (1, 2), "n": np.float32(0.25), "a": np.arange(3),
+     3: {"s": {"x"}}, "b": b"jpeg", "f": np.float64(2.5), "e": [], "u": "\u00e9\n"},
+    {"deep": [{"x": np.float64("nan")}], "ok": 1},  # a NaN inside: written as null
+    {("tuple", "key"): 1},  # a key json cannot write
+    [math.inf, None, True],
+])
+def test_json_text_writes_what_to_jsonable_makes(value: object) -> None:
+    """The events' fast JSON writer gives the same JSON as `to_jsonable` then json (which
+    turns NaN and infinities into null, tuples and sets into lists, numpy into numbers)."""
+    text = json_text(value)
+    assert json.loads(text) == to_jsonable(value)
+    assert "NaN" not in text and "Infinity" not in text and "\n" not in text

@@ -16,7 +16,6 @@ refused with 503 `too_many_streams` and the page's `/api/state` is always answer
 
 from __future__ import annotations
 
-import json
 import math
 import queue
 import threading
@@ -25,7 +24,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from web.errors import TooManyStreamsError
-from web.service_access import to_jsonable
+from web.service_access import json_text
 
 _END = object()
 #: how often a waiting stream asks whether its reader is still there
@@ -81,7 +80,7 @@ def format_event(data: Any, *, event: str | None = None, event_id: str | None = 
         lines.append(f"event: {event}")
     if event_id is not None:
         lines.append(f"id: {event_id}")
-    lines.append("data: " + json.dumps(to_jsonable(data), separators=(",", ":")))
+    lines.append("data: " + json_text(data))
     return "\n".join(lines) + "\n\n"
 
 

@@ -29,7 +29,7 @@ behaviour, including its threading, so `Picamera2Source` is tested on any machin
   `capture_metadata(...)`, `drop_frames(num_frames, ...)`, `autofocus_cycle(wait=None,
   signal_function=None)` -> True when focused.
 - `set_controls(dict)` (unknown control: `RuntimeError`); controls take effect with the next
-  frames. `camera_controls` {name: (min, max, default)}, `camera_properties`, `sensor_resolution`.
+  frames. The frame rate is `FakeCamera.fps` or lower where `FrameDurationLimits`' minimum says. `camera_controls` {name: (min, max, default)}, `camera_properties`, `sensor_resolution`.
 
 Pixel formats as in memory on a Pi: "RGB888" hands out B, G, R bytes (what OpenCV wants),
 "BGR888" R, G, B, "XBGR8888"/"XRGB8888" add a fourth byte (255). Images are made only when a
@@ -501,8 +501,7 @@ class Picamera2:
 
     def _event_loop(self) -> None:
         """The NullPreview thread plus the camera manager: a request per frame, then the jobs."""
-        period_s = 1.0 / self._camera.fps
-        next_frame = time.monotonic() + period_s
+        next_frame = time.monotonic() + self._frame_period_s()
         while not self._abort.is_set():
             self._wake.wait(max(0.0, next_frame - time.monotonic()))
             self._wake.clear()
@@ -510,11 +509,18 @@ class Picamera2:
                 return
             new: list[CompletedRequest] = []
             if time.monotonic() >= next_frame:
-                next_frame = max(next_frame + period_s, time.monotonic())
+                next_frame = max(next_frame + self._frame_period_s(), time.monotonic())
                 if self.started and self._receiving():
                     with self.lock:
                         new.append(self._complete_request())
             self._handle_requests(new)
+
+    def _frame_period_s(self) -> float:
+        """The sensor's frame time: its fastest (`FakeCamera.fps`), or longer where the
+        `FrameDurationLimits` control's minimum asks for it (libcamera keeps frames within it)."""
+        fastest = 1.0 / self._camera.fps
+        limits = self._controls.get("FrameDurationLimits")
+        return max(fastest, float(limits[0]) / 1e6) if limits else fastest
 
     def _handle_requests(self, requests: list[CompletedRequest]) -> None:
         """As the real one: queue the new requests, run the jobs in order, keep the newest."""
@@ -539,7 +545,7 @@ class Picamera2:
         exposure, gain, gains, settled = self._auto_state(index)
         metadata: dict[str, Any] = {
             "SensorTimestamp": time.monotonic_ns(),
-            "FrameDuration": int(1e6 / cam.fps),
+            "FrameDuration": round(1e6 * self._frame_period_s()),
             "ExposureTime": exposure,
             "AnalogueGain": gain,
             "DigitalGain": 1.0,

@@ -79,8 +79,11 @@ class Picamera2Params:
 
     #: main stream size (w, h); None: chosen from the sensor model (`DEFAULT_SIZES`)
     size: tuple[int, int] | None = None
-    #: the referee needs a few frames a second, not 30: longer frames allow lower gain
-    frame_duration_limits_us: tuple[int, int] = (33333, 100000)
+    #: the referee reads at most 8 frames a second (`serve --max-fps`), so the sensor runs at
+    #: 10-15 fps, not 30: half the frames for libcamera, the ISP and picamera2's event loop
+    #: (its Python thread handles every one), a read waits at most one 67 ms frame, and longer
+    #: frames allow longer exposures at lower gain
+    frame_duration_limits_us: tuple[int, int] = (66667, 100000)
     buffer_count: int = 4
     #: settling: consecutive frames whose exposure x gain and colour gains agree within tolerance
     settle_window_frames: int = 5

@@ -1,4 +1,5 @@
-"""The live view: `GET /api/state`, `/api/events` (SSE), `/api/frame.jpg`, `/api/stream.mjpg`."""
+"""The live view: `GET /api/state`, `/api/events` (SSE), `/api/frame.jpg`, `/api/stream.mjpg`,
+`/api/calibration/target` (the calibration target found in the latest frame)."""
 
 from __future__ import annotations
 
@@ -94,6 +95,17 @@ def frame() -> Response:
     if not jpeg:
         raise FrameUnavailableError("no camera frame yet: the camera is starting or lost")
     return Response(jpeg, mimetype="image/jpeg", headers=_NO_STORE)
+
+
+@bp.get("/calibration/target")
+def calibration_target() -> Response:
+    """The calibration target as the latest frame shows it (the calibration page's live view)."""
+    answer = get_service().live_target()
+    if answer is None:
+        raise FrameUnavailableError("no camera frame yet: the camera is starting or lost")
+    response = jsonify(answer)
+    response.headers.update(_NO_STORE)
+    return response
 
 
 def _mjpeg(service: object, frames: FrameCache, overlay: bool, fps: float,

@@ -127,6 +127,7 @@ $("cal-sample").addEventListener("click", async () => {
 let targetCorners = [];  // the calibration target's corners in the frozen frame
 $("cal-photo").addEventListener("click", async () => {
   const status = $("cal-photo-status");
+  setLive(true);  // between photos, the target is shown live
   try {
     await freeze();  // the frame shown is the one the referee has now
     const result = await control("capture_photo", {});
@@ -156,6 +157,66 @@ function drawTarget() {
     svg.appendChild(dot);
   }
 }
+
+// The live target: the camera picture at the width shown and the target's corners found in
+// the latest frame, refreshed ~2.5 times a second while "Watch the target live" is on and the
+// page is visible (the referee detects it only while someone asks, on a reduced picture).
+const LIVE_PERIOD_MS = 400;
+let live = false;
+let liveUrl = null;
+
+function drawLive(target) {
+  const svg = $("cal-live-marks");
+  const [w, h] = target.image_size;
+  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+  svg.classList.toggle("ready", Boolean(target.ready));
+  const r = Math.max(w, h) / 150;
+  svg.innerHTML = target.corners_px.map(([x, y]) =>
+    `<circle class="live-corner" cx="${x}" cy="${y}" r="${r}" stroke-width="${r / 2}"/>`).join("");
+  const status = $("cal-live-status");
+  status.hidden = false;
+  status.textContent = target.text;
+}
+
+async function liveStep() {
+  const img = $("cal-live");
+  const shown = Math.round((img.parentElement.clientWidth || 640) * (window.devicePixelRatio || 1));
+  const [picture, target] = await Promise.all([
+    fetch(`/api/frame.jpg?overlay=0&w=${Math.max(320, shown)}&t=${Date.now()}`, { cache: "no-store" }),
+    getJSON("/api/calibration/target"),
+  ]);
+  if (picture.ok) {
+    const url = URL.createObjectURL(await picture.blob());
+    img.onload = () => { if (liveUrl) URL.revokeObjectURL(liveUrl); liveUrl = url; };
+    img.src = url;
+  }
+  drawLive(target);
+}
+
+async function liveLoop() {
+  while (live) {
+    if (!document.hidden) {
+      try { await liveStep(); } catch (err) {
+        $("cal-live-status").hidden = false;
+        $("cal-live-status").textContent = err.message;
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, LIVE_PERIOD_MS));
+  }
+}
+
+function setLive(on) {
+  if (on === live) return;
+  live = on;
+  const button = $("cal-live-toggle");
+  button.setAttribute("aria-pressed", String(on));
+  button.textContent = on ? "Stop watching" : "Watch the target live";
+  $("cal-live-frame").hidden = !on;
+  $("cal-live-status").hidden = !on;
+  if (on) liveLoop();
+}
+
+$("cal-live-toggle").addEventListener("click", () => setLive(!live));
 
 drawMarks();
 freeze();
