@@ -388,7 +388,7 @@ def detect_discs(
     # sign, on at least as many rays as its outline closes on: neighbours hide the rest)
     beside_share = _face_against_beside(vals[:n], rim_edges[2], band, min_step, polarity)
     beside = beside_share >= params.min_closure
-    neutral = _neutral_face(face_bgr, params) if face_bgr is not None else np.ones(len(cands), bool)
+    neutral = _neutral_face(face_bgr, noise, params) if face_bgr is not None else np.ones(len(cands), bool)
     contrast_counts = is_black | dot_seen | dot_clipped | (closed & differs)
     conf = 0.45 * vote_score + 0.2 * contrast * contrast_counts + 0.2 * dot_ok + 0.15 * outline_ok
     size = board.size_board
@@ -810,14 +810,16 @@ def _face_against_beside(vals: np.ndarray, r_top: float, band: np.ndarray, min_s
     return ((beyond - face) * polarity[:, None] > min_step[:, None]).mean(axis=1)
 
 
-def _neutral_face(face_bgr: np.ndarray, params: DiscParams) -> np.ndarray:
+def _neutral_face(face_bgr: np.ndarray, noise: float, params: DiscParams) -> np.ndarray:
     """Whether each candidate's face (`face_bgr` (N, P, 3): its samples) is black or white rather
     than coloured: its colour spread (max - min of B, G, R) below `max_face_saturation` of its
-    brightness (+30 levels: on a dark face noise and a colour cast dominate). Felt, wood, a
+    brightness (+30 levels: on a dark face noise and a colour cast dominate) plus what the
+    frame's `noise` (grey levels) gives one sample's channels (`outline_snr` sigmas: a codec's
+    colour subsampling smears the board's colour into a black face's samples). Felt, wood, a
     printed red circle are coloured."""
     bgr = face_bgr
     hi, lo = bgr.max(axis=2).astype(np.float32), bgr.min(axis=2).astype(np.float32)
-    coloured = (hi - lo) > params.max_face_saturation * (hi + 30.0)
+    coloured = (hi - lo) > params.max_face_saturation * (hi + 30.0) + params.outline_snr * noise
     # (per sample, not of the mean colour: a ring half on a red print and half on the board
     # around it averages to a pale, nearly neutral colour; a disc's face is neutral all over,
     # but for a few samples on a highlight's coloured fringe or on the rim)
