@@ -741,8 +741,9 @@ def _dot_candidates(rect: np.ndarray, params: DiscParams) -> np.ndarray:
     ksz = round(params.dot_nms_board * s) | 1
     dil = cv2.dilate(det, np.ones((ksz, ksz), np.uint8))
     low = params.min_dot_response * params.clipped_dot_response
-    above = np.flatnonzero(det > low * low)
-    ys, xs = np.divmod(above[det.ravel()[above] >= dil.ravel()[above]], det.shape[1])
+    # (local maxima above the lower threshold, as one mask over the image: cheaper than
+    # gathering the tens of thousands of pixels above it)
+    ys, xs = np.divmod(np.flatnonzero((det > low * low) & (det >= dil)), det.shape[1])
     # a dot on a white face clipped at the sensor's white keeps little contrast, but clipped
     # pixels carry no noise either: a weaker blob counts there when the face all around is clipped
     weak = det[ys, xs] <= params.min_dot_response**2
