@@ -316,7 +316,8 @@ def detect_discs(
     ext = np.r_[np.arange(n), alt]
     starts = np.concatenate([centres0, alt_start[alt]])
     # (from the uint8 frame, BGR or grey: quantisation << sensor noise)
-    vals, u = _sample_profiles(frame, board, intrinsics, starts, np.r_[DOT_RADII, RIM_RADII], params.n_rays)
+    vals, u, vals_bright = _sample_profiles(frame, board, intrinsics, starts, np.r_[DOT_RADII, RIM_RADII],
+                                            params.n_rays)
     nd = len(DOT_RADII)
     # a grey dot is neutral; the notch where two white discs touch, or the gap between three,
     # shows the warm paper in their shadow
@@ -381,6 +382,11 @@ def detect_discs(
     band = -(geom.thickness_shift(centres0, params.thickness_board) @ u.T)
     polarity = np.where(is_black, 1.0, -1.0)
     closure = _outline_closure(vals[:n, :, nd:], rim_edges[2], band, min_step, polarity)
+    if vals_bright is not vals:
+        # (and in grey + (B - R), where a black disc on blue felt differs from it; that channel
+        # carries the noise of three: sqrt(3) times the steps)
+        closure = np.maximum(closure, _outline_closure(vals_bright[:n, :, nd:], rim_edges[2], band,
+                                                       min_step * math.sqrt(3.0), polarity))
     closed = closure >= params.min_closure
     # (the board under a disc is what lies right beside its rim, not the board 5 diameters
     # away: a patch of table beside the board's edge differs from the board but not from what
@@ -914,9 +920,13 @@ def _sample_profiles(
     # fixed-point maps (1/32 px) are cheaper to remap a colour frame with than float maps
     m1, m2 = cv2.convertMaps(x, y, cv2.CV_16SC2)
     vals = cv2.remap(frame, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    shape = (len(base), n_rays, len(radii))
     if vals.ndim == 3:
+        bright = cv2.transform(vals.astype(np.float32), np.array([[1.114, 0.587, -0.701]], np.float32))
         vals = cv2.cvtColor(vals, cv2.COLOR_BGR2GRAY)
-    return vals.reshape(len(base), n_rays, len(radii)).astype(np.float32), u
+        return vals.reshape(shape).astype(np.float32), u, bright.reshape(shape)
+    vals = vals.reshape(shape).astype(np.float32)
+    return vals, u, vals
 
 
 @functools.lru_cache(maxsize=8)
