@@ -70,6 +70,8 @@ Colour = Literal["black", "white"]
 #: radii (board units) of the samples across the grey dot's rim and across the disc's rim
 DOT_RADII = np.linspace(0.03, 0.255, 16)
 RIM_RADII = np.linspace(0.34, 0.70, 19)
+#: radii (board units) of the face's samples: between the grey dot's rim and the disc's
+FACE_RING_BOARD = (0.22, 0.28, 0.34)
 #: the cached board -> image table the profile points are looked up in (vision.geometry)
 LOOKUP_SCALE_PX_PER_UNIT = 16.0
 LOOKUP_MARGIN_BOARD = 1.5
@@ -178,9 +180,18 @@ class DiscParams:
     #: a Dition disc is black or white: its face's colour spread stays below this share of its
     #: brightness (white under a tungsten cast: 0.23; felt 0.5, wood 0.4, a red print 0.65)
     max_face_saturation: float = 0.33
+    #: ... on all but this share of its samples (its rim, a highlight's fringe)
+    max_coloured_share: float = 0.25
     #: share of the rays on which the outline is seen: closed all around (a disc's rim, side
     #: or shadow; a drawn crossing or a corner crosses the circle on 4 rays of 24, a line on 2)
     min_closure: float = 0.5
+    #: a disc that shows only part of its outline is hemmed in: this many accepted discs touch
+    #: it (centres closer than this; touching discs lie 1 diameter apart, and a narrow gap
+    #: still hides the outline) ...
+    min_hemming_neighbours: int = 2
+    hemming_distance_board: float = 1.2
+    #: ... found from a packed cluster's edge inward, this many rings deep
+    hemming_rounds: int = 4
     #: a face differs from the board under it by this much (grey levels, or B - R) at least ...
     min_face_contrast: float = 16.0
     #: ... and by this many noise sigmas (a printed ring or a crossing has the board inside)
@@ -257,7 +268,9 @@ def detect_discs(
     ks = max(3, (k // 4) | 1)
     bg = cv2.morphologyEx(small, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ks, ks)))
 
-    face, dotv, spread = _ring_stats(rectf, cands, params)
+    # the face's samples (the ring between the dot and the rim), looked up once for every test
+    face_idx = _ring_indices(rect.shape, cands, tuple(r * s for r in FACE_RING_BOARD), 24)
+    face, dotv, spread = _ring_stats(rectf, cands, face_idx, params)
     plate = _plate_brightness(bg, rect.shape, cands)
     ratio = face / np.maximum(plate, 1.0)
     # black: a face well below the plate (glare lifts it to ~0.65), and a dot brighter than
@@ -289,8 +302,9 @@ def detect_discs(
     viable = ~from_dot | clear | (uniform & off_ink)
     if not viable.all():
         (cands, votes, from_dot, centres0, face, dotv, spread, black_score, is_black, clear, uniform,
-         off_ink, alt_start) = (a[viable] for a in (cands, votes, from_dot, centres0, face, dotv, spread,
-                                                    black_score, is_black, clear, uniform, off_ink, alt_start))
+         off_ink, alt_start, face_idx) = (a[viable] for a in (cands, votes, from_dot, centres0, face, dotv, spread,
+                                                              black_score, is_black, clear, uniform, off_ink,
+                                                              alt_start, face_idx))
         if len(cands) == 0:
             return []
 
@@ -302,7 +316,8 @@ def detect_discs(
     ext = np.r_[np.arange(n), alt]
     starts = np.concatenate([centres0, alt_start[alt]])
     # (from the uint8 frame, BGR or grey: quantisation << sensor noise)
-    vals, u = _sample_profiles(frame, board, intrinsics, starts, np.r_[DOT_RADII, RIM_RADII], params.n_rays)
+    vals, u, vals_bright = _sample_profiles(frame, board, intrinsics, starts, np.r_[DOT_RADII, RIM_RADII],
+                                            params.n_rays)
     nd = len(DOT_RADII)
     # a grey dot is neutral; the notch where two white discs touch, or the gap between three,
     # shows the warm paper in their shadow
@@ -356,7 +371,8 @@ def detect_discs(
     # an outline closed all around at the radius the board's scale predicts, and a face that
     # differs from the board under it; both measured against the noise this frame shows
     noise = max(_frame_noise(rectf), params.min_noise)
-    face_delta = _face_against_board(rect, rect_bgr, cands, face, params)
+    face_bgr = rect_bgr.reshape(-1, 3)[face_idx] if rect_bgr is not None else None  # (N, 72, 3)
+    face_delta = _face_against_board(small, rect.shape, rect_bgr, face_bgr, cands, face, params)
     # (and is one surface: text, a logo, a crossing of lines vary more across the ring than
     # they differ from the board)
     min_contrast = max(params.min_face_contrast, params.face_snr * noise)
@@ -364,9 +380,21 @@ def detect_discs(
     differs = (face_delta >= min_contrast) & one_surface
     min_step = np.full(len(cands), max(params.min_rim_step, params.outline_snr * noise))
     band = -(geom.thickness_shift(centres0, params.thickness_board) @ u.T)
-    closure = _outline_closure(vals[:n, :, nd:], rim_edges[2], band, min_step)
+    polarity = np.where(is_black, 1.0, -1.0)
+    closure = _outline_closure(vals[:n, :, nd:], rim_edges[2], band, min_step, polarity)
+    if vals_bright is not vals:
+        # (and in grey + (B - R), where a black disc on blue felt differs from it; that channel
+        # carries the noise of three: sqrt(3) times the steps)
+        closure = np.maximum(closure, _outline_closure(vals_bright[:n, :, nd:], rim_edges[2], band,
+                                                       min_step * math.sqrt(3.0), polarity))
     closed = closure >= params.min_closure
-    neutral = _neutral_face(rect_bgr, cands, params) if rect_bgr is not None else np.ones(len(cands), bool)
+    # (the board under a disc is what lies right beside its rim, not the board 5 diameters
+    # away: a patch of table beside the board's edge differs from the board but not from what
+    # surrounds it; a disc's face differs from what lies beyond its rim, with its colour's
+    # sign, on at least as many rays as its outline closes on: neighbours hide the rest)
+    beside_share = _face_against_beside(vals[:n], rim_edges[2], band, min_step, polarity)
+    beside = beside_share >= params.min_closure
+    neutral = _neutral_face(face_bgr, noise, params) if face_bgr is not None else np.ones(len(cands), bool)
     contrast_counts = is_black | dot_seen | dot_clipped | (closed & differs)
     conf = 0.45 * vote_score + 0.2 * contrast * contrast_counts + 0.2 * dot_ok + 0.15 * outline_ok
     size = board.size_board
@@ -415,13 +443,21 @@ def detect_discs(
     # print has no outline votes, so there the face must differ too)
     dot_round = dot_seen & (dot_cover >= params.min_dot_cover)
     half_closed = closure >= 0.5 * params.min_closure
-    light_board = one_surface & ~from_dot & ((closed & dot_round)
+    # (hemmed in, a disc still differs from what lies beyond its rim in the gaps its outline
+    # shows through: a letter or a stripe on a rack is the board's or the rack's own colour there)
+    half_beside = beside_share >= 0.5 * params.min_closure
+    # (with no contrast against the board to show, a white face on a light board must be as
+    # even as the frame's noise lets it be: a letter or a logo inside the ring is not)
+    even_face = spread <= params.face_snr * noise
+    light_board = one_surface & even_face & ~from_dot & ((closed & dot_round)
                                              | (half_closed & dot_seen & (vote_score >= params.min_outline_votes)))
     # (the clipped faces' rules were made for vote peaks of `clipped_vote_fraction` of a circle)
     clipped_ok = (dot_clipped | rim_only) & (from_dot | (votes >= params.clipped_vote_fraction * full_circle))
     # (a Dition face around its dot is even: a letter's bowl or a logo is not)
     even = spread < 0.2 * np.abs(face - dotv)
-    keep &= neutral & (clipped_ok | (closed & differs) | (half_closed & dot_round & differs & even) | light_board)
+    free = keep & neutral & (clipped_ok | (closed & differs & (beside | dot_round)) | light_board)
+    hemmed = keep & neutral & ~free & half_closed & half_beside & dot_round & differs & even
+    keep = free | (hemmed & _hemmed_in(centre, free, hemmed, params))
     idx = np.flatnonzero(keep)
     if len(idx) == 0:
         return []
@@ -536,6 +572,28 @@ def _candidates(
     # back to rectified pixels (pixel centres scale about -0.5)
     sub = (sub + 0.5) / f - 0.5
     return sub.astype(np.float64), val / full * (2 * math.pi * r)
+
+
+def _hemmed_in(centres: np.ndarray, free: np.ndarray, hemmed: np.ndarray, params: DiscParams) -> np.ndarray:
+    """Which readings (N,) have at least `min_hemming_neighbours` accepted readings touching them
+    (centres within `hemming_distance_board`): those that show only part of their outline must
+    be hemmed in by discs that show theirs, or by such discs' hemmed-in neighbours (a packed
+    cluster is accepted from its edge inward, one ring a round). A letter or a stripe on its
+    own has no neighbours."""
+    from scipy.spatial import cKDTree
+
+    ok = free.copy()
+    cand = np.flatnonzero(hemmed & ~free)
+    if len(cand) == 0 or not free.any():
+        return ok
+    for _ in range(params.hemming_rounds):
+        count = cKDTree(centres[ok]).query_ball_point(centres[cand], params.hemming_distance_board,
+                                                      return_length=True)
+        new = cand[(count >= params.min_hemming_neighbours) & ~ok[cand]]
+        if len(new) == 0:
+            break
+        ok[new] = True
+    return ok
 
 
 def _non_overlapping(
@@ -689,8 +747,9 @@ def _dot_candidates(rect: np.ndarray, params: DiscParams) -> np.ndarray:
     ksz = round(params.dot_nms_board * s) | 1
     dil = cv2.dilate(det, np.ones((ksz, ksz), np.uint8))
     low = params.min_dot_response * params.clipped_dot_response
-    above = np.flatnonzero(det > low * low)
-    ys, xs = np.divmod(above[det.ravel()[above] >= dil.ravel()[above]], det.shape[1])
+    # (local maxima above the lower threshold, as one mask over the image: cheaper than
+    # gathering the tens of thousands of pixels above it)
+    ys, xs = np.divmod(np.flatnonzero((det > low * low) & (det >= dil)), det.shape[1])
     # a dot on a white face clipped at the sensor's white keeps little contrast, but clipped
     # pixels carry no noise either: a weaker blob counts there when the face all around is clipped
     weak = det[ys, xs] <= params.min_dot_response**2
@@ -705,12 +764,13 @@ def _dot_candidates(rect: np.ndarray, params: DiscParams) -> np.ndarray:
 
 
 def _ring_stats(
-    rect: np.ndarray, cands_px: np.ndarray, params: DiscParams
+    rect: np.ndarray, cands_px: np.ndarray, face_idx: np.ndarray, params: DiscParams
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Median face brightness (between dot and rim), dot brightness and the spread (robust
-    sigma) of the face samples, from the rectified image (nearest pixels)."""
+    sigma) of the face samples, from the rectified image (nearest pixels; `face_idx`: the flat
+    indices of the face's samples, `FACE_RING_BOARD`)."""
     s = params.scale_px_per_unit
-    ring = _ring_samples(rect, cands_px, (0.22 * s, 0.28 * s, 0.34 * s), 24)
+    ring = rect.reshape(-1)[face_idx]
     dot = _ring_samples(rect, cands_px, (0.0, 0.05 * s, 0.08 * s), 24)
     face = _row_median(ring)
     spread = 1.4826 * _row_median(np.abs(ring - face[:, None]))
@@ -719,59 +779,84 @@ def _ring_stats(
 
 def _frame_noise(rectf: np.ndarray) -> float:
     """The noise the frame shows (grey levels, robust sigma of one pixel) on the rectified
-    board: differences of horizontal neighbours on every fourth row (edges are rare: the median)."""
-    d = rectf[1::4, 1:] - rectf[1::4, :-1]
+    board: differences of horizontal neighbours on every eighth row (some fifteen thousand: their
+    median is steady to a percent; edges are rare: the median)."""
+    d = rectf[1::8, 1:] - rectf[1::8, :-1]
     return float(1.4826 * np.median(np.abs(d)) / math.sqrt(2.0))
 
 
-def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray) -> np.ndarray:
-    """Share of the rays (N,) with a step (either polarity, over 0.04 diameters) larger than
-    `min_step` (N,) on the disc's outline: at the predicted rim, or out to the visible side band's
-    edge (`band` (N, R), diameters): a disc's outline is seen all round, a drawn line or a
-    crossing crosses that circle on a few rays only."""
-    d2 = np.abs(rim_vals[..., 2:] - rim_vals[..., :-2])
+def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
+                     polarity: np.ndarray) -> np.ndarray:
+    """Share of the rays (N,) with a step (over 0.04 diameters) larger than `min_step` (N,) of
+    the face's sign (`polarity` (N,): +1 a dark face, brighter outward; -1 a light one) on the
+    disc's outline: at the predicted rim, or out to the visible side band's edge (`band` (N, R),
+    diameters). A disc's outline is seen all round, and a face darker (lighter) than the board
+    is darker (lighter) than its own side band's far half, its shadow or the gap beside a
+    neighbour too, so its rim steps all have one sign; a drawn line, a crossing, the board's edge
+    or a patch of texture crosses that circle on a few rays, or with steps of both signs."""
+    d2 = (rim_vals[..., 2:] - rim_vals[..., :-2]) * polarity.astype(rim_vals.dtype)[:, None, None]
     rr = RIM_RADII[1:-1]
     on_rim = (rr[None, None, :] > r_top - 0.05) & (rr[None, None, :] < r_top + np.maximum(band, 0.0)[..., None] + 0.05)
     return (np.max(np.where(on_rim, d2, 0.0), axis=2) > min_step[:, None]).mean(axis=1)
 
 
-def _neutral_face(rect_bgr: np.ndarray, cands_px: np.ndarray, params: DiscParams) -> np.ndarray:
-    """Whether each candidate's face is black or white rather than coloured: its colour spread
-    (max - min of B, G, R) below `max_face_saturation` of its brightness (+30 levels: on a dark
-    face noise and a colour cast dominate). Felt, wood, a printed red circle are coloured."""
-    s = params.scale_px_per_unit
-    bgr = _mean_colour(rect_bgr, cands_px, (0.22 * s, 0.28 * s, 0.34 * s))
-    return (bgr.max(axis=1) - bgr.min(axis=1)) <= params.max_face_saturation * (bgr.max(axis=1) + 30.0)
+def _face_against_beside(vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
+                         polarity: np.ndarray) -> np.ndarray:
+    """Share of the rays (N,) on which the face (the profile between the dot and the rim,
+    0.19-0.26 diameters; `vals` (N, R, DOT_RADII + RIM_RADII)) differs by more than `min_step`
+    (N,), with the face's sign (`polarity`), from what lies beyond the rim and its visible side
+    band (the mean of the ray from 0.04 diameters past them; the last samples where the band
+    reaches the end of the ray)."""
+    nd = len(DOT_RADII)
+    face = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
+    rim = vals[..., nd:]
+    start = r_top + np.maximum(band, 0.0) + 0.04  # (N, R)
+    start = np.minimum(start, RIM_RADII[-2])
+    beyond_rim = RIM_RADII[None, None, :] >= start[..., None]
+    beyond = (rim * beyond_rim).sum(axis=2) / beyond_rim.sum(axis=2)
+    return ((beyond - face) * polarity[:, None] > min_step[:, None]).mean(axis=1)
 
 
-def _face_against_board(rect: np.ndarray, rect_bgr: np.ndarray | None, cands_px: np.ndarray,
-                        face: np.ndarray, params: DiscParams) -> np.ndarray:
+def _neutral_face(face_bgr: np.ndarray, noise: float, params: DiscParams) -> np.ndarray:
+    """Whether each candidate's face (`face_bgr` (N, P, 3): its samples) is black or white rather
+    than coloured: its colour spread (max - min of B, G, R) below `max_face_saturation` of its
+    brightness (+30 levels: on a dark face noise and a colour cast dominate) plus what the
+    frame's `noise` (grey levels) gives one sample's channels (`outline_snr` sigmas: a codec's
+    colour subsampling smears the board's colour into a black face's samples). Felt, wood, a
+    printed red circle are coloured."""
+    bgr = face_bgr
+    hi, lo = bgr.max(axis=2).astype(np.float32), bgr.min(axis=2).astype(np.float32)
+    coloured = (hi - lo) > params.max_face_saturation * (hi + 30.0) + params.outline_snr * noise
+    # (per sample, not of the mean colour: a ring half on a red print and half on the board
+    # around it averages to a pale, nearly neutral colour; a disc's face is neutral all over,
+    # but for a few samples on a highlight's coloured fringe or on the rim)
+    return coloured.mean(axis=1) <= params.max_coloured_share
+
+
+def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr: np.ndarray | None,
+                        face_bgr: np.ndarray | None, cands_px: np.ndarray, face: np.ndarray,
+                        params: DiscParams) -> np.ndarray:
     """How much each candidate's face differs from the board around it (grey levels: the largest
     difference of a colour channel where in colour, black on green felt differs in green): the
-    board is the median over ~5 diameters (discs, even a packed cluster, cover less than half)."""
+    board is the median over ~5 diameters (discs, even a packed cluster, cover less than half).
+    `small`: the grey rectified image of `rect_shape` at a quarter of its scale; `face_bgr`
+    (N, P, 3): the faces' samples in colour."""
     import cv2
 
-    def board_level(img: np.ndarray) -> np.ndarray:
-        small = cv2.resize(img, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
-        k = round(5 * params.scale_px_per_unit / 4) | 1
+    k = round(5 * params.scale_px_per_unit / 4) | 1
+
+    def board_level(small: np.ndarray) -> np.ndarray:
         return cv2.medianBlur(small, k).reshape(small.shape[0], small.shape[1], -1)
 
-    delta = np.abs(face - _plate_brightness(board_level(rect)[..., 0], rect.shape, cands_px))
+    delta = np.abs(face - _plate_brightness(board_level(small)[..., 0], rect_shape, cands_px))
     if rect_bgr is None:
         return delta
-    board = board_level(rect_bgr)
-    s = params.scale_px_per_unit
-    faces = _median_colour(rect_bgr, cands_px, (0.22 * s, 0.28 * s, 0.34 * s))
+    board = board_level(cv2.resize(rect_bgr, (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA))
+    vals = face_bgr.astype(np.float32)
+    faces = np.stack([_row_median(vals[..., c]) for c in range(3)], axis=1)
     for c in range(3):
-        delta = np.maximum(delta, np.abs(faces[:, c] - _plate_brightness(board[..., c], rect.shape, cands_px)))
+        delta = np.maximum(delta, np.abs(faces[:, c] - _plate_brightness(board[..., c], rect_shape, cands_px)))
     return delta
-
-
-def _median_colour(rect_bgr: np.ndarray, cands_px: np.ndarray, radii_px: tuple[float, ...]) -> np.ndarray:
-    """(N, 3) median B, G, R of the nearest pixels on rings (24 points each) around each candidate."""
-    idx = _ring_indices(rect_bgr.shape, cands_px, radii_px, 24)
-    vals = rect_bgr.reshape(-1, 3)[idx].astype(np.float32)  # (N, P, 3)
-    return np.stack([_row_median(vals[..., c]) for c in range(3)], axis=1)
 
 
 def _row_median(a: np.ndarray) -> np.ndarray:
@@ -835,9 +920,13 @@ def _sample_profiles(
     # fixed-point maps (1/32 px) are cheaper to remap a colour frame with than float maps
     m1, m2 = cv2.convertMaps(x, y, cv2.CV_16SC2)
     vals = cv2.remap(frame, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    shape = (len(base), n_rays, len(radii))
     if vals.ndim == 3:
+        bright = cv2.transform(vals.astype(np.float32), np.array([[1.114, 0.587, -0.701]], np.float32))
         vals = cv2.cvtColor(vals, cv2.COLOR_BGR2GRAY)
-    return vals.reshape(len(base), n_rays, len(radii)).astype(np.float32), u
+        return vals.reshape(shape).astype(np.float32), u, bright.reshape(shape)
+    vals = vals.reshape(shape).astype(np.float32)
+    return vals, u, vals
 
 
 @functools.lru_cache(maxsize=8)
