@@ -132,9 +132,11 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
     lines = cv2.HoughLines(mask, 1, np.pi / 360, vote)
     if lines is None or len(lines) < 4:
         raise BoardNotFoundError("dition board: fewer than 4 straight lines in the frame")
-    lines = lines[: params.max_hough_lines, 0, :].astype(np.float64)
-    # represent each line as (a, b, c) with a x + b y = c (unit normal), in small-image pixels
-    lines = _dedupe_lines(lines, rho_tol=6.0, theta_tol=np.deg2rad(3))
+    # represent each line as (a, b, c) with a x + b y = c (unit normal), in small-image pixels;
+    # near-duplicates go before the strongest are kept (a table's grain gives many copies of
+    # one line, which would crowd out the board's other direction)
+    lines = _dedupe_lines(lines[: 8 * params.max_hough_lines, 0, :].astype(np.float64), rho_tol=6.0,
+                          theta_tol=np.deg2rad(3))[: params.max_hough_lines]
     fam_a, fam_b = _two_families(lines)
     if len(fam_a) < 2 or len(fam_b) < 2:
         raise BoardNotFoundError("dition board: no two families of roughly perpendicular lines")
@@ -268,11 +270,17 @@ def _dedupe_lines(lines: np.ndarray, rho_tol: float, theta_tol: float) -> np.nda
 
 
 def _two_families(lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Split lines (a, b, c) by orientation (mod 180 degrees) around the dominant direction."""
+    """Split lines (a, b, c) by orientation (mod 180 degrees) around the dominant direction: the
+    orientation that, with its perpendicular, has the most lines within 12 degrees (the strongest
+    line alone may be a stray one, through a row of discs or along the table's grain)."""
     ang = np.mod(np.arctan2(lines[:, 1], lines[:, 0]), np.pi)
-    # dominant orientation via a doubled-angle mean of the strongest few
-    ref = ang[0]
-    d = np.abs(((ang - ref + np.pi / 2) % np.pi) - np.pi / 2)
+
+    def off(ref: float) -> np.ndarray:
+        return np.abs(((ang - ref + np.pi / 2) % np.pi) - np.pi / 2)
+
+    near = np.deg2rad(12)
+    counts = [int(np.sum(off(a) < near) + np.sum(np.abs(off(a) - np.pi / 2) < near)) for a in ang]
+    d = off(float(ang[int(np.argmax(counts))]))  # argmax: the first (strongest) of the best
     a = lines[d < np.deg2rad(25)]
     b = lines[(d > np.deg2rad(60))]
     return a, b
@@ -607,8 +615,8 @@ def _coarse_edge(frame: np.ndarray, params: BoardParams, intrinsics: Intrinsics 
     lines = cv2.HoughLines(mask, 1, np.pi / 360, vote)
     if lines is None or len(lines) < 4:
         raise BoardNotFoundError("dition board: fewer than 4 straight colour edges in the frame")
-    lines = _dedupe_lines(lines[: params.max_hough_lines, 0, :].astype(np.float64), rho_tol=6.0,
-                          theta_tol=np.deg2rad(3))
+    lines = _dedupe_lines(lines[: 8 * params.max_hough_lines, 0, :].astype(np.float64), rho_tol=6.0,
+                          theta_tol=np.deg2rad(3))[: params.max_hough_lines]
     fam_a, fam_b = _two_families(lines)
     if len(fam_a) < 2 or len(fam_b) < 2:
         raise BoardNotFoundError("dition board: no two families of roughly perpendicular edges")
