@@ -438,6 +438,8 @@ def _fit_h_to_lines(
     _, _, vt = np.linalg.svd(A, full_matrices=False)
     Hn = vt[-1].reshape(3, 3)
     H = np.linalg.inv(Tb) @ Hn @ T
+    if not abs(H[2, 2]) > 1e-12:  # degenerate points (a family missing): keep the start
+        return H_init
     H = H / H[2, 2]
     if np.sign(np.linalg.det(H)) != np.sign(np.linalg.det(H_init)):
         return H_init
@@ -576,18 +578,23 @@ def _edge_sides(lab: np.ndarray, H_board_to_image: np.ndarray, intrinsics: Intri
 
 
 def _edge_agreement(inside: np.ndarray, outside: np.ndarray, ok: np.ndarray) -> tuple[float, float]:
-    """(share of the edge samples where one board meets the table, the step in Lab units): the
-    inside colour is the board's (within its own spread of the median inside colour) and the
-    outside one differs from it by more than 4 times that spread (its texture and the noise,
-    measured on the frame), all around."""
+    """(share of the edge samples where one board meets the table, the step in Lab units): where
+    the inside shows the board (within 3 times its spread of the median inside colour; discs
+    may lie against the edge), the outside differs from it by more than 4 times that spread.
+    The spread is the board's texture and the noise, measured on the frame between neighbouring
+    samples along the edge (a disc only spoils the pairs at its own rim). At least half of the
+    samples must show the board."""
     if ok.sum() < 8:
         return 0.0, 0.0
     board = np.median(inside[ok], axis=0)
+    pair = ok[:-1] & ok[1:]
+    step = np.linalg.norm(np.diff(inside, axis=0), axis=1)[pair]
+    spread = max(1.4826 * float(np.median(step)) / math.sqrt(2), 2.0) if len(step) else 2.0
     d_in = np.linalg.norm(inside - board, axis=1)
-    spread = max(1.4826 * float(np.median(d_in[ok])), 2.0)  # at least a JPEG's rounding
     d_out = np.linalg.norm(outside - board, axis=1)
-    good = ok & (d_in < 3 * spread) & (d_out > 4 * spread)
-    return float(good.mean()), float(np.median(d_out[ok]))
+    shows_board = ok & (d_in < 3 * spread)
+    good = shows_board & (d_out > 4 * spread)
+    return float(good.sum() / max(shows_board.sum(), 0.5 * len(ok))), float(np.median(d_out[ok]))
 
 
 def _coarse_edge(frame: np.ndarray, params: BoardParams, intrinsics: Intrinsics | None) -> np.ndarray:
@@ -599,11 +606,17 @@ def _coarse_edge(frame: np.ndarray, params: BoardParams, intrinsics: Intrinsics 
     f = min(1.0, params.search_width_px / w)
     small = cv2.resize(frame, (round(w * f), round(h * f)), interpolation=cv2.INTER_AREA) if f < 1 else frame
     if intrinsics is not None and intrinsics.has_distortion:
+        # straightened, with the border replicated: a black fill would make straight colour
+        # edges of its own along the frame
         k_small = intrinsics.scaled_to((small.shape[1], small.shape[0]))
-        small = cv2.undistort(small, k_small.camera_matrix, k_small.dist_coeffs)
+        mx, my = cv2.initUndistortRectifyMap(k_small.camera_matrix, k_small.dist_coeffs, None,
+                                             k_small.camera_matrix, (small.shape[1], small.shape[0]), cv2.CV_32FC1)
+        small = cv2.remap(small, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     lab = _lab(small)
-    # felt fibres, wood grain and sensor noise are finer than a board: smooth them away first
-    sigma = max(1.5, 0.004 * small.shape[1])
+    # felt fibres, wood grain, sensor noise and the thin gaps between a table's planks are finer
+    # than a board's edge: smooth them away first (a step keeps its height, a line of width w
+    # keeps about w / sigma of its own)
+    sigma = max(3.0, 0.008 * small.shape[1])
     lab_s = cv2.GaussianBlur(lab, (0, 0), sigma)
     mag = np.sqrt(sum(cv2.Sobel(lab_s[..., c], cv2.CV_32F, 1, 0) ** 2 + cv2.Sobel(lab_s[..., c], cv2.CV_32F, 0, 1) ** 2
                       for c in range(3)))
