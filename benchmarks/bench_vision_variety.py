@@ -34,10 +34,17 @@ from bench_vision_dition import LAYOUT, Score, hough_ms, score_frame
 from hardware.sim.camera import random_camera
 from hardware.sim.options import RenderOptions
 from hardware.sim.positions import random_discs
-from hardware.sim.variety import EDGE_BOARDS, FACTORS, LINED_BOARDS, Variety, render_varied
+from hardware.sim.variety import (
+    EDGE_BOARDS,
+    FACTORS,
+    LINED_BOARDS,
+    OTHELLO_THICKNESS,
+    Variety,
+    render_varied,
+)
 from vision.board import find_board
 from vision.camera import Intrinsics
-from vision.dition import detect_discs
+from vision.dition import DiscParams, detect_discs
 from vision.errors import BoardNotFoundError
 from vision.geometry import BoardParams
 
@@ -82,10 +89,13 @@ def run(frames: int, seed: int, factors: list[str], verbose: bool) -> Iterator[R
     """One row per choice, as soon as it is scored."""
     cv2.setNumThreads(1)
     for factor in factors:
-        for choice in FACTORS[factor]:
+        # Othello-thick discs are also read with their thickness stated (DiscParams.thickness_board
+        # = the set's thickness over its diameter), against the reader's default for the kit's discs
+        for choice in FACTORS[factor] + (("othello+t",) if factor == "disc" else ()):
             if factor != "board" and choice == FACTORS[factor][0]:
                 continue  # the kit is the first row of the board factor
-            v = Variety.one(factor, choice)
+            params = DiscParams(thickness_board=OTHELLO_THICKNESS) if choice == "othello+t" else DiscParams()
+            v = Variety.one(factor, choice.removesuffix("+t"))
             rng = np.random.default_rng(seed)
             sc, found_board, clean, unseen, clean_seen = Score(), [], 0, 0, 0
             for k in range(frames):
@@ -97,7 +107,7 @@ def run(frames: int, seed: int, factors: list[str], verbose: bool) -> Iterator[R
                 corners = np.array(r.truth["corners_px"])
                 fit = find_board(r.image, corners_px=corners, intrinsics=intr)
                 t0 = time.perf_counter()
-                got = detect_discs(r.image, fit, intrinsics=intr)
+                got = detect_discs(r.image, fit, params, intrinsics=intr)
                 sc.times_ms.append((time.perf_counter() - t0) * 1000)
                 gray = cv2.cvtColor(r.image, cv2.COLOR_BGR2GRAY)
                 sc.hough_ms.append(hough_ms(gray, float(np.linalg.norm(corners[1] - corners[0])) / 20))
