@@ -128,18 +128,7 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
     bh[~bright] = 0
     thr = max(12.0, float(np.percentile(bh[bright], 97)) * 0.5) if bright.any() else 12.0
     mask = (bh > thr).astype(np.uint8) * 255
-    vote = int(params.hough_threshold_fraction * min(small.shape))
-    lines = cv2.HoughLines(mask, 1, np.pi / 360, vote)
-    if lines is None or len(lines) < 4:
-        raise BoardNotFoundError("dition board: fewer than 4 straight lines in the frame")
-    # represent each line as (a, b, c) with a x + b y = c (unit normal), in small-image pixels;
-    # near-duplicates go before the strongest are kept (a table's grain gives many copies of
-    # one line, which would crowd out the board's other direction)
-    lines = _dedupe_lines(lines[: 8 * params.max_hough_lines, 0, :].astype(np.float64), rho_tol=6.0,
-                          theta_tol=np.deg2rad(3))[: params.max_hough_lines]
-    fam_a, fam_b = _two_families(lines)
-    if len(fam_a) < 2 or len(fam_b) < 2:
-        raise BoardNotFoundError("dition board: no two families of roughly perpendicular lines")
+    fam_a, fam_b = _line_families(mask, params, "lines")
     # score image: blackhat, dilated a little so a near miss still counts
     score_img = cv2.dilate((bh > thr).astype(np.uint8), np.ones((3, 3), np.uint8))
     fam_a = _sort_family(fam_a)
@@ -159,6 +148,25 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
     quad_px = (best[1] + 0.5) / f - 0.5
     quad_px = _canonical_corner_order(quad_px)
     return homography_4pt(quad_px, board_corners_board("dition"))
+
+
+def _line_families(mask: np.ndarray, params: BoardParams, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """The straight `what` (lines, colour edges) of a binary image as two families of roughly
+    perpendicular lines (a, b, c), a x + b y = c with a unit normal, in that image's pixels."""
+    import cv2
+
+    vote = int(params.hough_threshold_fraction * min(mask.shape[:2]))
+    lines = cv2.HoughLines(mask, 1, np.pi / 360, vote)
+    if lines is None or len(lines) < 4:
+        raise BoardNotFoundError(f"dition board: fewer than 4 straight {what} in the frame")
+    # near-duplicates go before the strongest are kept (a table's grain gives many copies of
+    # one line, which would crowd out the board's other direction)
+    lines = _dedupe_lines(lines[: 8 * params.max_hough_lines, 0, :].astype(np.float64), rho_tol=6.0,
+                          theta_tol=np.deg2rad(3))[: params.max_hough_lines]
+    fam_a, fam_b = _two_families(lines)
+    if len(fam_a) < 2 or len(fam_b) < 2:
+        raise BoardNotFoundError(f"dition board: no two families of roughly perpendicular {what}")
+    return fam_a, fam_b
 
 
 def _all_quads(fam_a: np.ndarray, fam_b: np.ndarray, min_area: float) -> np.ndarray:
@@ -624,15 +632,7 @@ def _coarse_edge(frame: np.ndarray, params: BoardParams, intrinsics: Intrinsics 
     thr = max(4.0 * float(np.median(mag)), 8.0)
     mask = (mag > thr).astype(np.uint8)
     mask = _thin(mask, mag)
-    vote = int(params.hough_threshold_fraction * min(small.shape[:2]))
-    lines = cv2.HoughLines(mask, 1, np.pi / 360, vote)
-    if lines is None or len(lines) < 4:
-        raise BoardNotFoundError("dition board: fewer than 4 straight colour edges in the frame")
-    lines = _dedupe_lines(lines[: 8 * params.max_hough_lines, 0, :].astype(np.float64), rho_tol=6.0,
-                          theta_tol=np.deg2rad(3))[: params.max_hough_lines]
-    fam_a, fam_b = _two_families(lines)
-    if len(fam_a) < 2 or len(fam_b) < 2:
-        raise BoardNotFoundError("dition board: no two families of roughly perpendicular edges")
+    fam_a, fam_b = _line_families(mask, params, "colour edges")
     # a table's planks and rows of discs make strong straight edges too: keep more of each family
     quads = _all_quads(_sort_family(fam_a, EDGE_LINES_PER_FAMILY), _sort_family(fam_b, EDGE_LINES_PER_FAMILY),
                        min_area=0.04 * small.shape[0] * small.shape[1])
