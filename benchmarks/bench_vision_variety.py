@@ -11,8 +11,9 @@ and nothing else is reported: the issue's >= 99 % target), "perfect" (the same w
 right too), centre errors in disc diameters. For boards with drawn lines (or a board edge against
 the table), "board found" is the share of frames on which find_board finds the board by itself
 (no markers, intrinsics given) within 2 px of the true corners. "Of what the frame shows": the
-same frame rate, not counting missed discs the frame does not show at all (face and the board
-around it clipped at the sensor's white; the count is the "not shown" column).
+same frame rate, not counting missed discs the frame does not show (the face clipped at the
+sensor's white on a board clipped around it: no face that differs from the board, no outline all
+around; the count is the "not shown" column).
 """
 
 from __future__ import annotations
@@ -52,27 +53,34 @@ BOARD_TOL_PX = 2.0
 
 
 Row = tuple[str, str, Score, list[bool], int, int, int]
-#: a disc the frame does not show: its face and a ring of board around it clipped at the sensor's
-#: white on this share of the pixels (no dot, rim, side or shadow left to see)
+#: a disc the frame does not show: its face clipped at the sensor's white (this share of its
+#: pixels at this level or above) on a board clipped around it too (the median of a ring just
+#: outside its rim): by the issue's own definition no disc (a face that differs from the board
+#: under it, an outline seen all around); at most a sliver of its shadow is left
 CLIPPED_LEVEL, CLIPPED_SHARE = 250, 0.97
 
 
 def _unseen_missed(gray: np.ndarray, truth: dict, got: list, fit: object) -> int:
-    """How many of the discs the reader missed the frame does not show at all (clipped white
-    on clipped white): scored apart, the reader cannot be asked for them."""
+    """How many of the discs the reader missed the frame does not show (clipped white on
+    clipped white): counted apart, the reader cannot be asked for them."""
     from scipy.spatial import cKDTree
 
     found = np.array([d.centre_board for d in got]).reshape(-1, 2)
     tree = cKDTree(found) if len(found) else None
+    h, w = gray.shape
+    yy, xx = np.mgrid[0:h, 0:w]
     n = 0
     for d in truth["discs"]:
         if tree is not None and tree.query([d["x"], d["y"]])[0] <= 0.3:
             continue
         (u, v), (ue, ve) = d["centre_px"], truth_edge_px(fit, d)
-        r = 1.2 * float(np.hypot(ue - u, ve - v))
-        y0, y1, x0, x1 = int(v - r), int(v + r) + 1, int(u - r), int(u + r) + 1
-        patch = gray[max(y0, 0):y1, max(x0, 0):x1]
-        n += patch.size > 0 and float((patch >= CLIPPED_LEVEL).mean()) >= CLIPPED_SHARE
+        r = float(np.hypot(ue - u, ve - v))
+        y0, y1, x0, x1 = max(int(v - 1.4 * r), 0), int(v + 1.4 * r) + 1, max(int(u - 1.4 * r), 0), int(u + 1.4 * r) + 1
+        dist = np.hypot(xx[y0:y1, x0:x1] - u, yy[y0:y1, x0:x1] - v)
+        patch = gray[y0:y1, x0:x1]
+        face, ring = patch[dist < 0.9 * r], patch[(dist > 1.15 * r) & (dist < 1.3 * r)]
+        n += (face.size > 0 and ring.size > 0 and float((face >= CLIPPED_LEVEL).mean()) >= CLIPPED_SHARE
+              and float(np.median(ring)) >= CLIPPED_LEVEL)
     return n
 
 
