@@ -78,7 +78,7 @@ def find_board(
         raise BoardNotFoundError("; ".join(tried))
     if params.use_lines:
         try:
-            return find_dition_lines(gray, params, intrinsics=intrinsics)
+            return find_dition_lines(frame, params, intrinsics=intrinsics)
         except BoardNotFoundError as exc:
             tried.append(str(exc))
         try:  # no drawn lines: the board's own edge against the table

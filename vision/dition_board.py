@@ -79,11 +79,50 @@ def find_dition_lines(
             tried.append(f"{polarity} lines: {str(exc).removeprefix('dition board: ')}")
             continue
         fit = refine_dition(gray, H0, params, intrinsics, passes=3)
-        if fit.support >= params.min_support:
+        if fit.support < params.min_support:
+            tried.append(f"{polarity} lines: the drawn squares were not confirmed (only {fit.support:.0%} of "
+                         f"the line samples agree)")
+        elif frame.ndim == 3 and not _one_surface(frame, fit, intrinsics):
+            tried.append(f"{polarity} lines: the squares found are not drawn on one surface (the band "
+                         "between them and the middle differ in colour: a table's planks, not a board)")
+        else:
             return with_polarity(fit, polarity)
-        tried.append(f"{polarity} lines: the drawn squares were not confirmed (only {fit.support:.0%} of "
-                     f"the line samples agree)")
     raise BoardNotFoundError("dition board: " + "; ".join(tried))
+
+
+#: colour samples of the band between the drawn squares and of the inner square's middle (board
+#: units): along each side, 1.5 inside the outer square and 1.5 inside the inner one
+_BAND_T = np.linspace(2.0, 18.0, 24)
+_MIDDLE_T = np.linspace(5.0, 15.0, 16)
+
+
+def _one_surface(frame: np.ndarray, fit: BoardFit, intrinsics: Intrinsics | None) -> bool:
+    """Whether the band between the drawn squares and the inner square's middle are one material:
+    their median chroma (Lab a, b: light gradients and hot spots change mostly L) within 4 times
+    the chroma's spread along the band (the board's texture and the noise, measured on the
+    frame, between neighbouring samples; discs cover a minority of either). Two squares of
+    lines found on a table's planks around a felt square are not."""
+    import cv2
+
+    def ring(c: float, t: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.stack([np.full_like(t, c), t], 1), np.stack([np.full_like(t, 20 - c), t], 1),
+                               np.stack([t, np.full_like(t, c)], 1), np.stack([t, np.full_like(t, 20 - c)], 1)])
+
+    lab = _lab(frame)
+    h, w = lab.shape[:2]
+    vals = []
+    for pts in (ring(1.5, _BAND_T), ring(4.5, _MIDDLE_T)):
+        px = apply_homography(fit.H_board_to_image, pts)
+        if intrinsics is not None:
+            px = intrinsics.distort_points(px)
+        inside = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w - 1) & (px[:, 1] < h - 1)
+        m = px[inside].astype(np.float32).reshape(-1, 1, 2)
+        vals.append(cv2.remap(lab, m[..., 0], m[..., 1], cv2.INTER_LINEAR).reshape(-1, 3)[:, 1:])
+    band, middle = vals
+    if len(band) < 8 or len(middle) < 8:
+        return True  # too little in view to tell: the line support decides
+    spread = max(1.4826 * float(np.median(np.linalg.norm(np.diff(band, axis=0), axis=1))) / math.sqrt(2), 2.0)
+    return float(np.linalg.norm(np.median(band, axis=0) - np.median(middle, axis=0))) < 4 * spread
 
 
 def board_score(frame: np.ndarray, board: BoardFit, params: BoardParams = BoardParams(), *,
