@@ -1,6 +1,7 @@
 """Score the Dition disc reader on the varied simulated table (hardware.sim.variety), per factor.
 
     .venv/bin/python benchmarks/bench_vision_variety.py [--frames 30] [--seed 1] [--factor disc] [-v]
+                                                        [--board-only]
 
 Every choice of every factor is scored on its own (the other factors stay the kit's), on the same
 frames: random camera (tilt <= 15 degrees, lens distortion, intrinsics given), RenderOptions.random,
@@ -93,8 +94,8 @@ def truth_edge_px(fit: object, d: dict) -> tuple[float, float]:
     return d["centre_px"][0] + float(p[0] - c[0]), d["centre_px"][1] + float(p[1] - c[1])
 
 
-def run(frames: int, seed: int, factors: list[str], verbose: bool) -> Iterator[Row]:
-    """One row per choice, as soon as it is scored."""
+def run(frames: int, seed: int, factors: list[str], verbose: bool, board_only: bool = False) -> Iterator[Row]:
+    """One row per choice, as soon as it is scored (`board_only`: only whether the board is found)."""
     cv2.setNumThreads(1)
     for factor in factors:
         # Othello-thick discs are also read with their thickness stated (DiscParams.thickness_board
@@ -113,21 +114,22 @@ def run(frames: int, seed: int, factors: list[str], verbose: bool) -> Iterator[R
                 r = render_varied(discs, cam, np.random.default_rng([seed, k]), v, opts)
                 intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
                 corners = np.array(r.truth["corners_px"])
-                fit = find_board(r.image, corners_px=corners, intrinsics=intr)
-                t0 = time.perf_counter()
-                got = detect_discs(r.image, fit, params, intrinsics=intr)
-                sc.times_ms.append((time.perf_counter() - t0) * 1000)
-                gray = cv2.cvtColor(r.image, cv2.COLOR_BGR2GRAY)
-                sc.hough_ms.append(hough_ms(gray, float(np.linalg.norm(corners[1] - corners[0])) / 20))
-                before = (sc.missed, sc.phantoms, sc.colour_wrong)
-                score_frame(discs, got, sc)
-                clean += (sc.missed, sc.phantoms) == before[:2]
-                blind = _unseen_missed(gray, r.truth, got, fit)
-                unseen += blind
-                clean_seen += sc.phantoms == before[1] and sc.missed - before[0] == blind
-                if verbose and (sc.missed, sc.phantoms, sc.colour_wrong) != before:
-                    print(f"  {factor}={choice} frame {k}: n={len(discs)} missed {sc.missed - before[0]} "
-                          f"phantoms {sc.phantoms - before[1]} colour {sc.colour_wrong - before[2]}", flush=True)
+                if not board_only:
+                    fit = find_board(r.image, corners_px=corners, intrinsics=intr)
+                    t0 = time.perf_counter()
+                    got = detect_discs(r.image, fit, params, intrinsics=intr)
+                    sc.times_ms.append((time.perf_counter() - t0) * 1000)
+                    gray = cv2.cvtColor(r.image, cv2.COLOR_BGR2GRAY)
+                    sc.hough_ms.append(hough_ms(gray, float(np.linalg.norm(corners[1] - corners[0])) / 20))
+                    before = (sc.missed, sc.phantoms, sc.colour_wrong)
+                    score_frame(discs, got, sc)
+                    clean += (sc.missed, sc.phantoms) == before[:2]
+                    blind = _unseen_missed(gray, r.truth, got, fit)
+                    unseen += blind
+                    clean_seen += sc.phantoms == before[1] and sc.missed - before[0] == blind
+                    if verbose and (sc.missed, sc.phantoms, sc.colour_wrong) != before:
+                        print(f"  {factor}={choice} frame {k}: n={len(discs)} missed {sc.missed - before[0]} "
+                              f"phantoms {sc.phantoms - before[1]} colour {sc.colour_wrong - before[2]}", flush=True)
                 if factor == "board" and (choice in LINED_BOARDS or choice in EDGE_BOARDS):
                     plain = r if not v.markers else render_varied(
                         discs, cam, np.random.default_rng([seed, k]), v, opts.replace(markers=False))
@@ -166,8 +168,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--factor", action="append", choices=list(FACTORS), help="only this factor (repeatable)")
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--board-only", action="store_true", help="only 'board found' (no disc reading)")
     args = ap.parse_args()
-    report(run(args.frames, args.seed, args.factor or list(FACTORS), args.verbose))
+    report(run(args.frames, args.seed, args.factor or list(FACTORS), args.verbose, args.board_only))
 
 
 if __name__ == "__main__":
