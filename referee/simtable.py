@@ -21,14 +21,21 @@ from vision.camera import Intrinsics
 
 def scripted_match(game: str, seed: int, *, pace: Pace = Pace(), fps: float = 5.0,
                    size: tuple[int, int] = (1280, 960), options: Any = None,
-                   max_tilt_deg: float = 10.0, **generate: Any) -> tuple[Any, list[Any]]:
-    """(a `FrameSource` playing a generated match of `game`, the match's turns); from `seed`."""
+                   max_tilt_deg: float = 10.0, variety: Any = None, events: Any = None,
+                   **generate: Any) -> tuple[Any, list[Any]]:
+    """(a `FrameSource` playing a generated match of `game`, the match's turns); from `seed`.
+
+    `variety` (Dition): play on that table of `hardware.sim.variety` (a felt board with light
+    lines, other discs). `events(steps, turns, camera, rng) -> steps`: changes the script before
+    it is played (a hovering hand, a lamp switched on, a knock on the camera stand)."""
     rng = np.random.default_rng(seed)
     camera = sim.random_camera(rng, game, image_size=size, max_tilt_deg=max_tilt_deg)
     if options is None:
         options = sim.RenderOptions.random(rng)
     turns, steps = get_game(game).sim_match(rng, pace, camera, **generate)
-    table = sim.ScriptedTable(steps, camera, rng, game=game, options=options, fps=fps)
+    if events is not None:
+        steps = events(steps, turns, camera, rng)
+    table = sim.ScriptedTable(steps, camera, rng, game=game, options=options, fps=fps, variety=variety)
     # The simulated players calibrated their camera (`referee calibrate camera`): the referee
     # knows its lens, as it would from a calibration file.
     table.intrinsics = sim_intrinsics(camera)

@@ -116,3 +116,24 @@ def test_domination_pieces_are_not_skin() -> None:
     with_hand = render_domination(stacks, cam, rng, options=opts,
                                   hand=HandPose.random(rng, x, y, 90.0))
     assert monitor.update(with_hand.image, board).hand_present
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_a_hand_over_green_felt_is_a_hand(seed: int) -> None:
+    """A board of green felt (light lines) says nothing of the light's colour: the skin test must
+    not measure skin against it (the hand was never seen there, so a folder of photos read every
+    frame with a hand in it)."""
+    from hardware.sim.variety import Variety, render_varied
+
+    rng, cam, opts, k = _setup(seed)
+    discs = _discs(rng, 30)
+    felt = Variety(board="green_felt")
+    first = render_varied(discs, cam, np.random.default_rng(seed), felt, opts)
+    board = find_board(first.image, corners_px=np.array(first.truth["corners_px"]), intrinsics=k)
+    for light in ("room", "warm", "cool"):
+        v = Variety(board="green_felt", light=light)
+        empty = render_varied(discs, cam, np.random.default_rng(seed), v, opts).image
+        x, y = rng.uniform(5, 15, 2)
+        hand = render_varied(discs, cam, np.random.default_rng(seed), v, opts, hand=_hand(rng, x, y)).image
+        assert not SceneMonitor(intrinsics=k).update(empty, board).hand_present, light
+        assert SceneMonitor(intrinsics=k).update(hand, board).hand_present, light

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from hardware.errors import CorruptFrameError, EndOfStream
 from hardware.sim import RenderOptions, SimDisc, look_at_board, random_discs
-from hardware.sim.script import Bump, Drop, HandPlace, HandRemove, ScriptedTable, Still
+from hardware.sim.script import Bump, Drop, HandPlace, HandRemove, Relight, ScriptedTable, Still
+from hardware.sim.variety import Variety
 from hardware.source import FrameSource
 
 SIZE = (480, 360)
@@ -106,6 +107,27 @@ def test_bump_changes_the_camera_from_then_on() -> None:
     assert np.allclose(
         c3, cam2.project(np.array([[0, 0, 0], [20, 0, 0], [20, 20, 0], [0, 20, 0]], float))
     )
+
+
+def test_a_varied_table_and_a_lamp_switched_on_from_then_on() -> None:
+    """`variety` puts the match on a felt board (light lines, no markers); `Relight` switches the
+    lamp on from the next frame on (brighter), the board staying felt."""
+    a = (SimDisc(4.0, 4.0, "black"),)
+    felt = Variety(board="green_felt")
+    table = _table([Still(a, 2), Relight(variety=Variety(board="green_felt", light="lamp")), Still(None, 2)],
+                   variety=felt, flicker=0.0)
+    frames = list(table)
+    assert len(frames) == 4
+    assert [f.meta["truth"]["variety"]["light"] for f in frames] == ["room", "room", "lamp", "lamp"]
+    # felt is green: the board's middle is greener than red or blue, before and after
+    u, v = (np.array(frames[0].meta["truth"]["corners_px"]).mean(axis=0)).astype(int)
+    for f in frames:
+        b, g, r = f.image[v - 5 : v + 5, u - 5 : u + 5].reshape(-1, 3).mean(axis=0)
+        assert g > 1.5 * max(b, r)
+    mean = [float(f.image.mean()) for f in frames]
+    assert min(mean[2:]) > max(mean[:2]) + 3  # the lamp is on
+    with pytest.raises(ValueError, match="Dition"):
+        _table([Still({"d4": "G"}, 1)], game="domination", variety=felt)
 
 
 def test_context_manager_and_closing() -> None:

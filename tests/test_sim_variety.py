@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from hardware.sim import RenderOptions, SimDisc, look_at_board, render_dition
-from hardware.sim.variety import FACTORS, LINED_BOARDS, Variety, render_varied
+from hardware.sim.variety import EDGE_BOARDS, FACTORS, LINED_BOARDS, Variety, render_varied
 
 CAM = look_at_board("dition", image_size=(640, 480), markers=True)
 CLEAN = RenderOptions.clean(supersample=2)
@@ -38,7 +38,7 @@ def test_an_unknown_choice_names_the_choices() -> None:
         Variety.one("table", "oak")
 
 
-@pytest.mark.parametrize("board", [b for b in FACTORS["board"] if b != "paper"])
+@pytest.mark.parametrize("board", [b for b in LINED_BOARDS if b != "paper"])
 def test_board_lines_have_the_stated_polarity(board: str) -> None:
     img = render_varied((), CAM, np.random.default_rng(1), Variety(board=board), CLEAN).image.mean(axis=2)
     # on the outer square's left line (x = 0) against the board 0.3 inside it, along the line
@@ -47,6 +47,19 @@ def test_board_lines_have_the_stated_polarity(board: str) -> None:
     polarity = "light" if on > off else "dark"
     assert polarity == LINED_BOARDS[board]
     assert abs(on - off) > 15  # a line a camera can see
+
+
+@pytest.mark.parametrize("board", EDGE_BOARDS)
+def test_boards_without_lines_end_at_the_playing_area(board: str) -> None:
+    img = render_varied((), CAM, np.random.default_rng(1), Variety(board=board), CLEAN).image.astype(float)
+    inside = np.array([img[_px(0.3, y)[1], _px(0.3, y)[0]] for y in np.linspace(2.0, 18.0, 17)])
+    outside = np.array([img[_px(-0.3, y)[1], _px(-0.3, y)[0]] for y in np.linspace(2.0, 18.0, 17)])
+    line = np.array([img[_px(3.0, y)[1], _px(3.0, y)[0]] for y in np.linspace(4.0, 16.0, 13)])
+    # the board differs from the table at its edge, all along it
+    assert np.linalg.norm(inside - outside, axis=1).min() > 40
+    # and no square is drawn on it (the inner square's line is the board's own colour)
+    assert np.linalg.norm(line - inside.mean(axis=0), axis=1).max() < 20
+    assert set(EDGE_BOARDS) <= set(FACTORS["board"]) and not set(EDGE_BOARDS) & set(LINED_BOARDS)
 
 
 def test_plain_discs_have_no_dot_and_dition_discs_do() -> None:

@@ -25,9 +25,14 @@ def _frame(seed: int, variety: Variety, n: int = 60):
 
 
 def _score(discs, found) -> tuple[int, int, int, float]:
-    """(missed, phantoms, wrong colours, median error in diameters)."""
-    t = np.array([[d.x, d.y] for d in discs])
+    """(missed, phantoms, wrong colours, median error in diameters). A board found without
+    markers has its corner 0 on the picture's top-left: the truth is taken in whichever of the
+    board's quarter turns fits the readings best."""
+    t0 = np.array([[d.x, d.y] for d in discs])
     f = np.array([d.centre_board for d in found]).reshape(-1, 2)
+    x, y = t0[:, 0], t0[:, 1]
+    turns = [np.stack(q, 1) for q in ((x, y), (20 - y, x), (20 - x, 20 - y), (y, 20 - x))]
+    t = min(turns, key=lambda q: float(np.median(cKDTree(q).query(f)[0])) if len(f) else 0.0)
     dist, idx = cKDTree(t).query(f) if len(f) else (np.zeros(0), np.zeros(0, int))
     ok = dist < 0.3
     matched = set(idx[ok].tolist())
@@ -69,10 +74,26 @@ def test_a_board_of_light_lines_on_felt_is_found(board: str) -> None:
     assert err < 1.0
 
 
+@pytest.mark.parametrize(("board", "seed"), [("bare_felt", 12), ("bare_board", 13), ("bare_felt", 14)])
+def test_a_board_with_no_lines_is_found_by_its_edge(board: str, seed: int) -> None:
+    """No markers, no drawn lines: the board's own edge against the table is the playing area's
+    edge, found with the discs on it (rows of discs make straight edges too) within a pixel."""
+    discs, _cam, r, k = _frame(seed, Variety(board=board))
+    fit = find_board(r.image, BoardParams(use_aruco=False), intrinsics=k)
+    assert fit.method == "edge"
+    truth = np.array(r.truth["corners_px"])
+    err = min(np.abs(np.roll(fit.corners_px, s, axis=0) - truth).max() for s in range(4))
+    assert err < 1.0
+    # and the discs on it are read through that fit
+    missed, phantoms, colours, median = _score(discs, detect_discs(r.image, fit, intrinsics=k))
+    assert (missed, phantoms, colours) == (0, 0, 0)
+    assert median < 0.01
+
+
 def test_board_not_found_says_what_was_tried_and_what_to_do() -> None:
     blank = np.full((480, 640, 3), (52, 86, 128), np.uint8)  # a bare table
     with pytest.raises(BoardNotFoundError) as exc:
         find_board(blank)
     msg = str(exc.value)
-    assert "markers" in msg and "dark lines" in msg and "light lines" in msg
+    assert "markers" in msg and "dark lines" in msg and "light lines" in msg and "board edge" in msg
     assert "--corners" in msg

@@ -18,7 +18,14 @@ import numpy as np
 from vision.aruco import find_board_aruco
 from vision.camera import Intrinsics
 from vision.chessboard import find_chessboard
-from vision.dition_board import find_dition_lines, lines_gray, refine_dition, with_estimated_lens
+from vision.dition_board import (
+    find_dition_edge,
+    find_dition_lines,
+    lines_gray,
+    refine_dition,
+    refine_edge,
+    with_estimated_lens,
+)
 from vision.domination_board import find_domination_board
 from vision.errors import BoardNotFoundError
 from vision.geometry import (
@@ -71,13 +78,18 @@ def find_board(
         raise BoardNotFoundError("; ".join(tried))
     if params.use_lines:
         try:
-            return find_dition_lines(gray, params, intrinsics=intrinsics)
+            return find_dition_lines(frame, params, intrinsics=intrinsics)
         except BoardNotFoundError as exc:
             tried.append(str(exc))
+        try:  # no drawn lines: the board's own edge against the table
+            return find_dition_edge(frame, params, intrinsics=intrinsics)
+        except BoardNotFoundError as exc:
+            tried.append("board edge: " + str(exc).removeprefix("dition board: "))
     raise BoardNotFoundError(
         ("; ".join(tried) or "no board finder enabled")
         + ". Print the kit's ArUco markers at the board's corners, make sure the whole board and "
-        "its drawn squares are in view, or give the corners (--corners x0,y0,x1,y1,x2,y2,x3,y3)"
+        "its drawn squares (or, with no lines, its edge against a table of another colour) are in "
+        "view, or give the corners (--corners x0,y0,x1,y1,x2,y2,x3,y3)"
     )
 
 
@@ -98,7 +110,11 @@ def board_moved(
     shift: float
     intrinsics = board_intrinsics(previous, intrinsics)
     try:
-        if previous.game == "dition":
+        if previous.method == "edge":
+            new = refine_edge(frame, previous.H_image_to_board, params, intrinsics, passes=1)
+            if new.support < params.min_support:
+                return True
+        elif previous.game == "dition":
             gray = lines_gray(frame, previous)
             new = refine_dition(gray, previous.H_image_to_board, params, intrinsics, passes=1)
             if new.support < params.min_support:

@@ -9,6 +9,11 @@ through the minimum); a robust least-squares homography fits all those points at
 samples, they do not bias the fit. The drawn squares are `vision.geometry.DITION_SQUARES`
 (outer [0,20]^2 and inner [3,17]^2, dark lines 0.06 units wide centred on the edges).
 
+A board with no drawn lines (`find_dition_edge`, method "edge"): its own edge against the table
+is the playing area's edge; colour edges (Lab, smoothed past the felt's or the grain's texture)
+-> Hough lines -> the quadrilateral with one board inside and the table outside all around ->
+sub-pixel: the step across each edge, in the board-minus-table colour direction, at halfway.
+
 Without intrinsics `with_estimated_lens(frame, board)` estimates the lens from the drawn lines
 (`vision.lens`) and re-fits the board through it by the same method (`refit_board`); the fit
 then carries the model (extra["lens"] == "estimated", extra["intrinsics"]).
@@ -74,11 +79,50 @@ def find_dition_lines(
             tried.append(f"{polarity} lines: {str(exc).removeprefix('dition board: ')}")
             continue
         fit = refine_dition(gray, H0, params, intrinsics, passes=3)
-        if fit.support >= params.min_support:
+        if fit.support < params.min_support:
+            tried.append(f"{polarity} lines: the drawn squares were not confirmed (only {fit.support:.0%} of "
+                         f"the line samples agree)")
+        elif frame.ndim == 3 and not _one_surface(frame, fit, intrinsics):
+            tried.append(f"{polarity} lines: the squares found are not drawn on one surface (the band "
+                         "between them and the middle differ in colour: a table's planks, not a board)")
+        else:
             return with_polarity(fit, polarity)
-        tried.append(f"{polarity} lines: the drawn squares were not confirmed (only {fit.support:.0%} of "
-                     f"the line samples agree)")
     raise BoardNotFoundError("dition board: " + "; ".join(tried))
+
+
+#: colour samples of the band between the drawn squares and of the inner square's middle (board
+#: units): along each side, 1.5 inside the outer square and 1.5 inside the inner one
+_BAND_T = np.linspace(2.0, 18.0, 24)
+_MIDDLE_T = np.linspace(5.0, 15.0, 16)
+
+
+def _one_surface(frame: np.ndarray, fit: BoardFit, intrinsics: Intrinsics | None) -> bool:
+    """Whether the band between the drawn squares and the inner square's middle are one material:
+    their median chroma (Lab a, b: light gradients and hot spots change mostly L) within 4 times
+    the chroma's spread along the band (the board's texture and the noise, measured on the
+    frame, between neighbouring samples; discs cover a minority of either). Two squares of
+    lines found on a table's planks around a felt square are not."""
+    import cv2
+
+    def ring(c: float, t: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.stack([np.full_like(t, c), t], 1), np.stack([np.full_like(t, 20 - c), t], 1),
+                               np.stack([t, np.full_like(t, c)], 1), np.stack([t, np.full_like(t, 20 - c)], 1)])
+
+    lab = _lab(frame)
+    h, w = lab.shape[:2]
+    vals = []
+    for pts in (ring(1.5, _BAND_T), ring(4.5, _MIDDLE_T)):
+        px = apply_homography(fit.H_board_to_image, pts)
+        if intrinsics is not None:
+            px = intrinsics.distort_points(px)
+        inside = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w - 1) & (px[:, 1] < h - 1)
+        m = px[inside].astype(np.float32).reshape(-1, 1, 2)
+        vals.append(cv2.remap(lab, m[..., 0], m[..., 1], cv2.INTER_LINEAR).reshape(-1, 3)[:, 1:])
+    band, middle = vals
+    if len(band) < 8 or len(middle) < 8:
+        return True  # too little in view to tell: the line support decides
+    spread = max(1.4826 * float(np.median(np.linalg.norm(np.diff(band, axis=0), axis=1))) / math.sqrt(2), 2.0)
+    return float(np.linalg.norm(np.median(band, axis=0) - np.median(middle, axis=0))) < 4 * spread
 
 
 def board_score(frame: np.ndarray, board: BoardFit, params: BoardParams = BoardParams(), *,
@@ -86,9 +130,10 @@ def board_score(frame: np.ndarray, board: BoardFit, params: BoardParams = BoardP
     """How well the frame shows the Dition board's drawn squares where `board` says they are
     (0..1): the share of the line samples that find a line there (dark or light, whichever
     agrees more), 0 when the lines found lie more than a third of a diameter away (a picture
-    with no board there, or corners given for another picture)."""
+    with no board there, or corners given for another picture); or, for a board with no lines,
+    the share of its edge where one board meets the table, if that is more."""
     intrinsics = board_intrinsics(board, intrinsics)
-    best = 0.0
+    best = _edge_agreement(*_edge_sides(_lab(frame), board.H_board_to_image, intrinsics))[0]
     for polarity in LINE_POLARITIES:
         try:
             fit = refine_dition(lines_gray(frame, polarity=polarity), board.H_image_to_board, params, intrinsics,
@@ -122,16 +167,7 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
     bh[~bright] = 0
     thr = max(12.0, float(np.percentile(bh[bright], 97)) * 0.5) if bright.any() else 12.0
     mask = (bh > thr).astype(np.uint8) * 255
-    vote = int(params.hough_threshold_fraction * min(small.shape))
-    lines = cv2.HoughLines(mask, 1, np.pi / 360, vote)
-    if lines is None or len(lines) < 4:
-        raise BoardNotFoundError("dition board: fewer than 4 straight lines in the frame")
-    lines = lines[: params.max_hough_lines, 0, :].astype(np.float64)
-    # represent each line as (a, b, c) with a x + b y = c (unit normal), in small-image pixels
-    lines = _dedupe_lines(lines, rho_tol=6.0, theta_tol=np.deg2rad(3))
-    fam_a, fam_b = _two_families(lines)
-    if len(fam_a) < 2 or len(fam_b) < 2:
-        raise BoardNotFoundError("dition board: no two families of roughly perpendicular lines")
+    fam_a, fam_b = _line_families(mask, params, "lines")
     # score image: blackhat, dilated a little so a near miss still counts
     score_img = cv2.dilate((bh > thr).astype(np.uint8), np.ones((3, 3), np.uint8))
     fam_a = _sort_family(fam_a)
@@ -151,6 +187,25 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
     quad_px = (best[1] + 0.5) / f - 0.5
     quad_px = _canonical_corner_order(quad_px)
     return homography_4pt(quad_px, board_corners_board("dition"))
+
+
+def _line_families(mask: np.ndarray, params: BoardParams, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """The straight `what` (lines, colour edges) of a binary image as two families of roughly
+    perpendicular lines (a, b, c), a x + b y = c with a unit normal, in that image's pixels."""
+    import cv2
+
+    vote = int(params.hough_threshold_fraction * min(mask.shape[:2]))
+    lines = cv2.HoughLines(mask, 1, np.pi / 360, vote)
+    if lines is None or len(lines) < 4:
+        raise BoardNotFoundError(f"dition board: fewer than 4 straight {what} in the frame")
+    # near-duplicates go before the strongest are kept (a table's grain gives many copies of
+    # one line, which would crowd out the board's other direction)
+    lines = _dedupe_lines(lines[: 8 * params.max_hough_lines, 0, :].astype(np.float64), rho_tol=6.0,
+                          theta_tol=np.deg2rad(3))[: params.max_hough_lines]
+    fam_a, fam_b = _two_families(lines)
+    if len(fam_a) < 2 or len(fam_b) < 2:
+        raise BoardNotFoundError(f"dition board: no two families of roughly perpendicular {what}")
+    return fam_a, fam_b
 
 
 def _all_quads(fam_a: np.ndarray, fam_b: np.ndarray, min_area: float) -> np.ndarray:
@@ -262,24 +317,30 @@ def _dedupe_lines(lines: np.ndarray, rho_tol: float, theta_tol: float) -> np.nda
 
 
 def _two_families(lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Split lines (a, b, c) by orientation (mod 180 degrees) around the dominant direction."""
+    """Split lines (a, b, c) by orientation (mod 180 degrees) around the dominant direction: the
+    orientation that, with its perpendicular, has the most lines within 12 degrees (the strongest
+    line alone may be a stray one, through a row of discs or along the table's grain)."""
     ang = np.mod(np.arctan2(lines[:, 1], lines[:, 0]), np.pi)
-    # dominant orientation via a doubled-angle mean of the strongest few
-    ref = ang[0]
-    d = np.abs(((ang - ref + np.pi / 2) % np.pi) - np.pi / 2)
+
+    def off(ref: float) -> np.ndarray:
+        return np.abs(((ang - ref + np.pi / 2) % np.pi) - np.pi / 2)
+
+    near = np.deg2rad(12)
+    counts = [int(np.sum(off(a) < near) + np.sum(np.abs(off(a) - np.pi / 2) < near)) for a in ang]
+    d = off(float(ang[int(np.argmax(counts))]))  # argmax: the first (strongest) of the best
     a = lines[d < np.deg2rad(25)]
     b = lines[(d > np.deg2rad(60))]
     return a, b
 
 
-def _sort_family(fam: np.ndarray) -> np.ndarray:
-    """Make normals consistent and sort by offset, keeping at most the extremes and a few more."""
+def _sort_family(fam: np.ndarray, keep: int = 10) -> np.ndarray:
+    """Make normals consistent and sort by offset, keeping the `keep` strongest lines."""
     n0 = fam[0, :2]
     out = fam.copy()
     flip = out[:, :2] @ n0 < 0
     out[flip] *= -1
     # the strongest lines (Hough order), then sorted by offset
-    out = out[:10]
+    out = out[:keep]
     return out[np.argsort(out[:, 2])]
 
 
@@ -424,6 +485,8 @@ def _fit_h_to_lines(
     _, _, vt = np.linalg.svd(A, full_matrices=False)
     Hn = vt[-1].reshape(3, 3)
     H = np.linalg.inv(Tb) @ Hn @ T
+    if not abs(H[2, 2]) > 1e-12:  # degenerate points (a family missing): keep the start
+        return H_init
     H = H / H[2, 2]
     if np.sign(np.linalg.det(H)) != np.sign(np.linalg.det(H_init)):
         return H_init
@@ -445,6 +508,9 @@ def refit_board(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | Non
         return fit_from_corners(board.corners_px, board.game, intrinsics)
     if board.method == "aruco":
         return find_board_aruco(gray, board.game, intrinsics)
+    if board.method == "edge":
+        H0 = homography_from_corners(board.corners_px, board.game, intrinsics)
+        return refine_edge(frame, H0, board_params, intrinsics, passes=2)
     if board.method == "lines":
         # start from the present fit's corners, undistorted
         H0 = homography_from_corners(board.corners_px, board.game, intrinsics)
@@ -464,6 +530,8 @@ def with_estimated_lens(
     extra["lens"] = "none" when no reliable estimate exists (the plain homography stays)."""
     if board.game != "dition" or board_intrinsics(board) is not None:
         return board
+    if board.method == "edge":  # no drawn lines to measure the lens on (4 edges bow too little)
+        return _marked(board, "none", None)
     board_params = board_params or BoardParams()
     gray = lines_gray(frame, board)
     h, w = gray.shape
@@ -506,3 +574,201 @@ def _marked(fit: BoardFit, lens: str, intrinsics: Intrinsics | None) -> BoardFit
         extra["intrinsics"] = intrinsics
     return BoardFit(fit.corners_px, fit.H_image_to_board, fit.H_board_to_image, fit.game, fit.method,
                     fit.residual_px, fit.support, extra)
+
+
+# --------------------------------------------------------------------------------------------
+# a board with no drawn lines: its own edge against the table
+# --------------------------------------------------------------------------------------------
+
+#: the board's outer edge, as the drawn-line constraints: 4 lines x = 0, x = 20, y = 0, y = 20
+_EDGE_T = np.linspace(0.6, 19.4, 48)
+_EDGE_PTS = np.concatenate([np.stack([np.full_like(_EDGE_T, c), _EDGE_T], 1) for c in (0.0, 20.0)]
+                           + [np.stack([_EDGE_T, np.full_like(_EDGE_T, c)], 1) for c in (0.0, 20.0)])
+_EDGE_AXIS = np.r_[np.zeros(2 * len(_EDGE_T), int), np.ones(2 * len(_EDGE_T), int)]
+_EDGE_CONST = np.r_[np.zeros(len(_EDGE_T)), np.full(len(_EDGE_T), 20.0),
+                    np.zeros(len(_EDGE_T)), np.full(len(_EDGE_T), 20.0)]
+#: outward unit normal (board frame) of each edge sample: away from the board's middle
+_EDGE_OUT = np.where(_EDGE_CONST[:, None] == 0.0, -1.0, 1.0) * np.where(
+    _EDGE_AXIS[:, None] == 0, np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]]))
+#: colour samples this far inside / outside the edge (board units): past the blur of the step,
+#: short of the discs (which keep half a diameter from the edge)
+EDGE_SIDE_BOARD = 0.35
+#: strongest edges kept per direction, and quadrilaterals (most on edges first) whose two sides
+#: are compared
+EDGE_LINES_PER_FAMILY = 18
+EDGE_QUADS_CHECKED = 40
+
+
+def _lab(frame: np.ndarray) -> np.ndarray:
+    import cv2
+
+    bgr = frame if frame.ndim == 3 else cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2Lab).astype(np.float32)
+
+
+def _edge_sides(lab: np.ndarray, H_board_to_image: np.ndarray, intrinsics: Intrinsics | None,
+                pts: np.ndarray = _EDGE_PTS, out: np.ndarray = _EDGE_OUT) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lab colours just inside and just outside the board's edge at each edge sample (N, 3) x 2,
+    and whether both lie in the frame (N,)."""
+    import cv2
+
+    both = np.concatenate([pts - EDGE_SIDE_BOARD * out, pts + EDGE_SIDE_BOARD * out])
+    px = apply_homography(H_board_to_image, both)
+    if intrinsics is not None:
+        px = intrinsics.distort_points(px)
+    h, w = lab.shape[:2]
+    m = px.astype(np.float32).reshape(-1, 1, 2)
+    vals = cv2.remap(lab, m[..., 0], m[..., 1], cv2.INTER_LINEAR).reshape(-1, 3)
+    ok = (px[:, 0] >= 0) & (px[:, 1] >= 0) & (px[:, 0] < w - 1) & (px[:, 1] < h - 1)
+    n = len(pts)
+    return vals[:n], vals[n:], ok[:n] & ok[n:]
+
+
+def _edge_agreement(inside: np.ndarray, outside: np.ndarray, ok: np.ndarray) -> tuple[float, float]:
+    """(share of the edge samples where one board meets the table, the step in Lab units): where
+    the inside shows the board (within 3 times its spread of the median inside colour; discs
+    may lie against the edge), the outside differs from it by more than 4 times that spread.
+    The spread is the board's texture and the noise, measured on the frame between neighbouring
+    samples along the edge (a disc only spoils the pairs at its own rim). At least half of the
+    samples must show the board."""
+    if ok.sum() < 8:
+        return 0.0, 0.0
+    board = np.median(inside[ok], axis=0)
+    pair = ok[:-1] & ok[1:]
+    step = np.linalg.norm(np.diff(inside, axis=0), axis=1)[pair]
+    spread = max(1.4826 * float(np.median(step)) / math.sqrt(2), 2.0) if len(step) else 2.0
+    d_in = np.linalg.norm(inside - board, axis=1)
+    d_out = np.linalg.norm(outside - board, axis=1)
+    shows_board = ok & (d_in < 3 * spread)
+    good = shows_board & (d_out > 4 * spread)
+    return float(good.sum() / max(shows_board.sum(), 0.5 * len(ok))), float(np.median(d_out[ok]))
+
+
+def _coarse_edge(frame: np.ndarray, params: BoardParams, intrinsics: Intrinsics | None) -> np.ndarray:
+    """H_image_to_board (undistorted px) from the board's outer edge: colour edges -> Hough
+    lines -> quadrilaterals -> the one with one board inside and the table outside all around."""
+    import cv2
+
+    h, w = frame.shape[:2]
+    f = min(1.0, params.search_width_px / w)
+    small = cv2.resize(frame, (round(w * f), round(h * f)), interpolation=cv2.INTER_AREA) if f < 1 else frame
+    if intrinsics is not None and intrinsics.has_distortion:
+        # straightened, with the border replicated: a black fill would make straight colour
+        # edges of its own along the frame
+        k_small = intrinsics.scaled_to((small.shape[1], small.shape[0]))
+        mx, my = cv2.initUndistortRectifyMap(k_small.camera_matrix, k_small.dist_coeffs, None,
+                                             k_small.camera_matrix, (small.shape[1], small.shape[0]), cv2.CV_32FC1)
+        small = cv2.remap(small, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    lab = _lab(small)
+    # felt fibres, wood grain, sensor noise and the thin gaps between a table's planks are finer
+    # than a board's edge: smooth them away first (a step keeps its height, a line of width w
+    # keeps about w / sigma of its own)
+    sigma = max(3.0, 0.008 * small.shape[1])
+    lab_s = cv2.GaussianBlur(lab, (0, 0), sigma)
+    mag = np.sqrt(sum(cv2.Sobel(lab_s[..., c], cv2.CV_32F, 1, 0) ** 2 + cv2.Sobel(lab_s[..., c], cv2.CV_32F, 0, 1) ** 2
+                      for c in range(3)))
+    # an edge stands 4 times above the gradient the smoothed texture leaves (its median)
+    thr = max(4.0 * float(np.median(mag)), 8.0)
+    mask = (mag > thr).astype(np.uint8)
+    mask = _thin(mask, mag)
+    fam_a, fam_b = _line_families(mask, params, "colour edges")
+    # a table's planks and rows of discs make strong straight edges too: keep more of each family
+    quads = _all_quads(_sort_family(fam_a, EDGE_LINES_PER_FAMILY), _sort_family(fam_b, EDGE_LINES_PER_FAMILY),
+                       min_area=0.04 * small.shape[0] * small.shape[1])
+    if len(quads) == 0:
+        raise BoardNotFoundError("dition board: no large quadrilateral of edges in the frame")
+    hit = cv2.dilate((mag > thr).astype(np.uint8), np.ones((3, 3), np.uint8))
+    on_edge = _score_quads(quads, hit, _EDGE_PTS)
+    best, best_score = None, 0.0
+    for q in np.argsort(-on_edge)[:EDGE_QUADS_CHECKED]:
+        if on_edge[q] < params.min_support:
+            break
+        quad = _canonical_corner_order(quads[q])
+        H_b2i = homography_4pt(board_corners_board("dition"), quad)
+        inside, outside, ok = _edge_sides(lab, H_b2i, None)
+        score = _edge_agreement(inside, outside, ok)[0] * float(on_edge[q])
+        if score > best_score:
+            best, best_score = quad, score
+    if best is None or best_score < params.min_support ** 2:
+        raise BoardNotFoundError(
+            "dition board: no quadrilateral of edges has one board inside and the table outside all "
+            f"around (best agreement {best_score:.0%})")
+    quad_px = (best + 0.5) / f - 0.5
+    return homography_4pt(_canonical_corner_order(quad_px), board_corners_board("dition"))
+
+
+def _thin(mask: np.ndarray, mag: np.ndarray) -> np.ndarray:
+    """Edge pixels that are a local maximum of the gradient across x or y (a plain
+    non-maximum suppression, without opencv-contrib's thinning)."""
+    mx = (mag >= np.roll(mag, 1, 1)) & (mag >= np.roll(mag, -1, 1))
+    my = (mag >= np.roll(mag, 1, 0)) & (mag >= np.roll(mag, -1, 0))
+    return ((mask > 0) & (mx | my)).astype(np.uint8) * 255
+
+
+def refine_edge(frame: np.ndarray, H_image_to_board: np.ndarray, params: BoardParams,
+                intrinsics: Intrinsics | None, passes: int = 2) -> BoardFit:
+    """Sub-pixel fit of the homography to the board's 4 outer edges: across each edge, the
+    colour profile is projected on the board-minus-table colour direction (the largest contrast
+    the two materials give); the edge is where that crosses halfway between the two (a
+    symmetric blur moves neither), and every crossing is a point on its line x = 0, 20 or
+    y = 0, 20 (`_fit_h_to_lines`)."""
+    lab = _lab(frame)
+    H = np.asarray(H_image_to_board, dtype=np.float64)
+    support, residual = 0.0, float("inf")
+    for p in range(passes):
+        H_b2i = np.linalg.inv(H)
+        inside, outside, ok = _edge_sides(lab, H_b2i, intrinsics)
+        if ok.sum() < 12:
+            raise BoardNotFoundError("dition board: the board's edge is not in the frame")
+        board, table = np.median(inside[ok], axis=0), np.median(outside[ok], axis=0)
+        d = board - table
+        if float(np.linalg.norm(d)) < 1e-6:
+            raise BoardNotFoundError("dition board: the board and the table look alike at its edge")
+        # the contrast channel: 1 on the board, 0 on the table
+        chan = ((lab - table) @ (d / float(d @ d))).astype(np.float32)
+        halfwidth = params.profile_halfwidth_board * (2.0 if p == 0 and passes > 1 else 1.0)
+        n_prof = 25
+        s = np.linspace(-halfwidth, halfwidth, n_prof)
+        # profiles run outward (x = 0 and y = 0 edges: along -x / -y)
+        sign = np.where(_EDGE_CONST == 0.0, -1.0, 1.0)
+        vals, pu, _, inside_img = line_profiles(chan, H_b2i, _EDGE_PTS, _EDGE_AXIS, s, intrinsics)
+        vals = np.where(sign[:, None] > 0, vals, vals[:, ::-1])
+        pu = np.where(sign[:, None, None] > 0, pu, pu[:, ::-1])
+        lo_side = vals[:, -4:].mean(1)
+        hi_side = vals[:, :4].mean(1)
+        half = 0.5 * (lo_side + hi_side)
+        # the last sample still on the board's side of halfway, going outward
+        above = vals > half[:, None]
+        k = np.where(above[:, :-1] & ~above[:, 1:], np.arange(n_prof - 1)[None, :], -1).max(axis=1)
+        good = inside_img & (k >= 0) & (hi_side - lo_side > 0.5)
+        kk = np.clip(k, 0, n_prof - 2)
+        rows = np.arange(len(vals))
+        v0, v1 = vals[rows, kk], vals[rows, kk + 1]
+        fr = np.clip((v0 - half) / np.where(np.abs(v0 - v1) > 1e-9, v0 - v1, 1.0), 0.0, 1.0)
+        centre_u = pu[rows, kk] * (1 - fr)[:, None] + pu[rows, kk + 1] * fr[:, None]
+        if good.sum() < 12:
+            raise BoardNotFoundError("dition board: too little of the board's edge is seen")
+        keep = good.copy()
+        H_new = H
+        for _ in range(3):
+            H_new = _fit_h_to_lines(centre_u[keep], _EDGE_AXIS[keep], _EDGE_CONST[keep], H)
+            b = apply_homography(H_new, centre_u)
+            res_px = np.abs(np.where(_EDGE_AXIS == 0, b[:, 0], b[:, 1]) - _EDGE_CONST) * _px_per_unit(H_new)
+            med = float(np.median(res_px[good]))
+            keep = good & (res_px < max(3.0 * 1.4826 * med, 0.3))
+        H = H_new
+        support = float(keep.mean())
+        residual = float(np.sqrt(np.mean(res_px[keep] ** 2))) if keep.any() else float("inf")
+    return fit_from_homography(H, "dition", "edge", intrinsics=intrinsics, residual_px=residual, support=support)
+
+
+def find_dition_edge(frame: np.ndarray, params: BoardParams = BoardParams(), *,
+                     intrinsics: Intrinsics | None = None) -> BoardFit:
+    """The Dition board with no drawn lines: its own edge against the table is the playing
+    area's edge ([0, 20]^2; a board of another colour or texture than the table). method "edge"."""
+    H0 = _coarse_edge(frame, params, intrinsics)
+    fit = refine_edge(frame, H0, params, intrinsics, passes=3)
+    if fit.support < params.min_support:
+        raise BoardNotFoundError(f"dition board: the board's edge was not confirmed (only {fit.support:.0%} of "
+                                 "the edge samples agree)")
+    return fit

@@ -5,7 +5,12 @@ in from outside). Two detectors run on it:
 
 - skin: pixels whose chroma (YCrCb) sits in the skin range *relative to the plate's own chroma*
   (so a colour cast moves both together); Domination's red and yellow pieces lie far outside
-  that range. A hand is present when the skin area exceeds `min_skin_fraction`.
+  that range. A hand is present when the skin area exceeds `min_skin_fraction`. A coloured board
+  (green or blue felt) says nothing of the light's cast: a cast moves a neutral surface along
+  the warm-cool line (tungsten: Cr up, Cb down; daylight the other way), so the part of the
+  board's chroma off that line, or beyond the strongest cast, is the board's own colour; there
+  skin is measured against the cast alone (the board's chroma projected on that line, within
+  the casts' range) and must also differ from the local board's chroma.
 - motion: the difference to the previous frame after normalising the overall brightness (light
   flicker, auto exposure), thresholded above the sensor noise measured in the same difference.
   A moving blob that crosses into the margin is an arm even without visible skin (sleeves).
@@ -43,6 +48,14 @@ class SceneParams:
     #: skin chroma relative to the plate: Cr - Cr_plate in [lo, hi], Cb - Cb_plate in [lo, hi]
     skin_cr_rel: tuple[float, float] = (11.0, 48.0)
     skin_cb_rel: tuple[float, float] = (-45.0, 4.0)
+    #: a light's colour cast moves a neutral surface along this (Cr, Cb) direction (tungsten
+    #: light on white paper: about +25 Cr, -34 Cb), by this much at most (along it, grey levels:
+    #: warm -> cool); the sim's and a camera's strongest casts without white balance
+    cast_axis_crcb: tuple[float, float] = (0.595, -0.804)
+    cast_range: tuple[float, float] = (-20.0, 45.0)
+    #: a plate whose chroma lies further than this off the cast line is coloured (felt), not
+    #: neutral paper in a cast (paper, printed paper, under every cast: <= 6 levels)
+    coloured_plate_off_axis: float = 12.0
     #: window of the local plate chroma, as a fraction of the working image
     local_window_fraction: float = 0.5
     #: a hand: skin over more than this fraction of the board, with a solid core (palm) of at
@@ -165,15 +178,30 @@ class SceneMonitor:
         # window does not move), whichever is redder
         k = int(p.local_window_fraction * cr.shape[0]) | 1
         cr_local = cv2.medianBlur(np.clip(cr, 0, 255).astype(np.uint8), min(k, 255)).astype(np.float32)
-        dcr, dcb = cr - np.maximum(cr0, cr_local), cb - cb0
-        skin = (
-            (dcr > p.skin_cr_rel[0]) & (dcr < p.skin_cr_rel[1])
-            & (dcb > p.skin_cb_rel[0]) & (dcb < p.skin_cb_rel[1])
-            & (y > 35) & (y < 250)
-        ).astype(np.uint8)
+        ax_cr, ax_cb = p.cast_axis_crcb
+        along = (cr0 - 128.0) * ax_cr + (cb0 - 128.0) * ax_cb
+        off = abs((cr0 - 128.0) * ax_cb - (cb0 - 128.0) * ax_cr)
+        coloured = off > p.coloured_plate_off_axis or not p.cast_range[0] <= along <= p.cast_range[1]
+        bright = (y > 35) & (y < 250)
+        if not coloured:
+            dcr, dcb = cr - np.maximum(cr0, cr_local), cb - cb0
+            skin = (self._in_window(dcr, dcb) & bright).astype(np.uint8)
+        else:
+            # the board's own colour is not the light's: skin against the cast (the board's
+            # chroma along the cast line, within the casts' range), and unlike the board
+            cast = float(np.clip(along, *p.cast_range))
+            cb_local = cv2.medianBlur(np.clip(cb, 0, 255).astype(np.uint8), min(k, 255)).astype(np.float32)
+            unlike = np.hypot(cr - cr_local, cb - cb_local) > p.skin_cr_rel[0]
+            skin = (self._in_window(cr - 128.0 - cast * ax_cr, cb - 128.0 - cast * ax_cb) & unlike
+                    & bright).astype(np.uint8)
         # isolated pixels (noise, JPEG) are not a hand
         skin = cv2.morphologyEx(skin, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         return skin.astype(bool)
+
+    def _in_window(self, dcr: np.ndarray, dcb: np.ndarray) -> np.ndarray:
+        p = self.params
+        return ((dcr > p.skin_cr_rel[0]) & (dcr < p.skin_cr_rel[1])
+                & (dcb > p.skin_cb_rel[0]) & (dcb < p.skin_cb_rel[1]))
 
     def _moved(self, gray: np.ndarray, previous: np.ndarray) -> np.ndarray:
         p = self.params

@@ -61,13 +61,15 @@ Scenes and rendering
 Scripted match
 --------------
 - ``ScriptedTable(script, camera, rng, *, game=None, options=RenderOptions(), fps=5.0,
-  flicker=0.015, colours=None, realtime=False)``: a ``hardware.source.FrameSource``; ``read()``
+  flicker=0.015, colours=None, realtime=False, variety=None)``: a ``hardware.source.FrameSource``
+  (``variety``: a Dition table of ``hardware.sim.variety``, felt or wood or other discs); ``read()``
   returns ``Frame(image, timestamp_s = index / fps, index, meta={"truth", "step", "label",
   "phase"})`` (phase: still | enter | over | leave), raises ``CorruptFrameError`` for dropped
   frames and ``EndOfStream`` at the end (or after ``close()``); ``len(table)`` = frames in the
   script, iterating yields the good frames. ``realtime=True`` paces ``read()`` at ``fps``.
 - Steps: ``Still(pieces, frames)``, ``HandPlace(before, after, target, frames)``,
-  ``HandRemove(before, after, targets, frames)``, ``Bump(camera_after)``, ``Drop(frames)``; each
+  ``HandRemove(before, after, targets, frames)``, ``Bump(camera_after)``, ``Relight(options,
+  variety)`` (the light or the varied table changes: a lamp switched on), ``Drop(frames)``; each
   with an optional ``label`` copied into frame meta. ``pieces``: tuple of SimDisc (Dition) or a
   stacks mapping (Domination); targets are board (x, y) or cell names.
 
@@ -91,7 +93,7 @@ from hardware.sim.render import (
     render_domination,
     render_planar_target,
 )
-from hardware.sim.script import Bump, Drop, HandPlace, HandRemove, ScriptedTable, Still
+from hardware.sim.script import Bump, Drop, HandPlace, HandRemove, Relight, ScriptedTable, Still
 
 __all__ = [
     "Bump",
@@ -99,6 +101,7 @@ __all__ = [
     "HandPlace",
     "HandPose",
     "HandRemove",
+    "Relight",
     "RenderOptions",
     "Rendered",
     "ScriptedTable",

@@ -1,7 +1,9 @@
 """`ScriptedTable`: a `FrameSource` that plays a scripted match as the camera would see it.
 
 A script is a sequence of steps that know no rules: still scenes, a hand placing or removing
-pieces, a camera bump, dropped frames. The scripts themselves are generated elsewhere (the
+pieces (or hovering: `HandPlace` with the same pieces before and after), a camera bump, a
+change of light (`Relight`: a lamp switched on), dropped frames. A Dition table may be one of
+the varied simulated table's (`variety`, `hardware.sim.variety`: felt, wood, other discs). The scripts themselves are generated elsewhere (the
 referee builds them from the rules engines), so `hardware/` stays free of game logic.
 
 Rendering cost: the static part of each distinct scene is rendered once (cached by the
@@ -10,6 +12,7 @@ renderer); every frame only draws the hand (if any) and re-applies light flicker
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,6 +29,7 @@ from hardware.sim.layout import board_size, cell_centre
 from hardware.sim.men import Men
 from hardware.sim.options import DEFAULT_OPTIONS, RenderOptions
 from hardware.sim.render import Rendered, SimDisc, render_dition, render_domination
+from hardware.sim.variety import Variety, render_varied
 from hardware.source import Frame, SourceBase
 
 #: Dition: a tuple of discs; Domination: cell -> bottom-to-top letters
@@ -78,6 +82,16 @@ class Bump:
 
 
 @dataclass(frozen=True)
+class Relight:
+    """The light changes (a lamp is switched on, a curtain drawn): from the next frame on the
+    table is rendered with `options` and, for Dition, on `variety` (None: as before)."""
+
+    options: RenderOptions | None = None
+    variety: Variety | None = None
+    label: Any = None
+
+
+@dataclass(frozen=True)
 class Drop:
     """`frames` frames that fail to decode: `read()` raises `CorruptFrameError` for each."""
 
@@ -85,7 +99,7 @@ class Drop:
     label: Any = None
 
 
-Step = Still | HandPlace | HandRemove | Bump | Drop
+Step = Still | HandPlace | HandRemove | Bump | Relight | Drop
 
 
 @dataclass(frozen=True)
@@ -99,6 +113,8 @@ class _Planned:
     hand: HandPose | None = None
     camera: SimCamera | None = None
     dropped: bool = False
+    #: (the render options, the variety) this frame is rendered with (None: the table's)
+    look: tuple[RenderOptions, Variety | None] | None = None
 
 
 def _is_dition(pieces: Pieces) -> bool:
@@ -161,7 +177,9 @@ class ScriptedTable(SourceBase):
     Frame meta: {"truth": the renderer's truth dict, "step": index of the step, "label": the
     step's label, "phase": "still" | "enter" | "over" | "leave" | "bump" | "dropped"}.
     `fps` sets the timestamps (frame i at i / fps s); with `realtime=True` `read()` also waits
-    until that time. `flicker` is the relative std of the per-frame light level.
+    until that time. `flicker` is the relative std of the per-frame light level. `variety`
+    (Dition only): render on that table of `hardware.sim.variety` (a felt board, other discs,
+    other light) instead of the kit's; `Relight` steps may change it, and `options`, mid-match.
     """
 
     def __init__(
@@ -178,6 +196,7 @@ class ScriptedTable(SourceBase):
         realtime: bool = False,
         board: ChessBoard | None = None,
         men: Men | None = None,
+        variety: Variety | None = None,
     ) -> None:
         if fps <= 0:
             raise ValueError(f"fps must be positive, got {fps}")
@@ -190,6 +209,9 @@ class ScriptedTable(SourceBase):
         self._men = men
         self._realtime = realtime
         self._game = game or self._guess_game(script)
+        if variety is not None and self._game != "dition":
+            raise ValueError(f"a varied table (variety=) is a Dition table, not {self._game}")
+        self._look: tuple[RenderOptions, Variety | None] = (options, variety)
         # one hand style per side of the table (the two players), fixed for the match
         self._styles = [
             (
@@ -280,12 +302,16 @@ class ScriptedTable(SourceBase):
 
     def _render(self, planned: _Planned, gain: float) -> Rendered:
         assert planned.camera is not None and planned.pieces is not None
+        options, variety = planned.look or self._look
         if self._game == "dition":
+            if variety is not None:
+                return render_varied(planned.pieces, planned.camera, self._rng, variety,  # type: ignore[arg-type]
+                                     options, hand=planned.hand, gain=gain)
             return render_dition(
                 planned.pieces,
                 planned.camera,
                 self._rng,  # type: ignore[arg-type]
-                options=self._options,
+                options=options,
                 hand=planned.hand,
                 gain=gain,
             )
@@ -294,7 +320,7 @@ class ScriptedTable(SourceBase):
             planned.camera,
             self._rng,  # type: ignore[arg-type]
             colours=self._colours,
-            options=self._options,
+            options=options,
             hand=planned.hand,
             gain=gain,
             board=self._board,
@@ -411,9 +437,20 @@ class ScriptedTable(SourceBase):
             prev = xy
 
     def _expand(self, script: Sequence[Step], camera: SimCamera) -> Iterator[_Planned]:
+        """Every frame of `script`, each with the look (options, variety) it is rendered with."""
+        look = self._look
+        for item in self._steps(script, camera):
+            if isinstance(item, Relight):
+                look = (item.options or look[0], item.variety or look[1])
+                if look[1] is not None and self._game != "dition":
+                    raise ValueError(f"a varied table (Relight variety=) is a Dition table, not {self._game}")
+                continue
+            yield dataclasses.replace(item, look=look)
+
+    def _steps(self, script: Sequence[Step], camera: SimCamera) -> Iterator[_Planned | Relight]:
         pieces: Pieces | None = None
         for i, step in enumerate(script):
-            if not isinstance(step, (Still, HandPlace, HandRemove, Bump, Drop)):
+            if not isinstance(step, (Still, HandPlace, HandRemove, Bump, Relight, Drop)):
                 raise TypeError(f"step {i}: unknown script step {step!r}")
             label = step.label
             if isinstance(step, Still):
@@ -447,6 +484,8 @@ class ScriptedTable(SourceBase):
                         f"({camera.image_size} -> {step.camera_after.image_size})"
                     )
                 camera = step.camera_after
+            elif isinstance(step, Relight):
+                yield step
             elif isinstance(step, Drop):
                 for _ in range(step.frames):
                     yield _Planned(i, label, "dropped", pieces, None, camera, dropped=True)

@@ -10,7 +10,9 @@ scores each choice against the kit).
 Boards (`board`): "paper" (the kit's printed plate), "green_felt" / "blue_felt" (light lines on
 felt, no markers), "wood" (grain, dark burnt lines, no markers), "printed" (office paper, thin
 black laser lines, no markers), "decorated" (the kit's plate plus printed rings of 1.2 and 0.7
-diameters, a star, a title (letters half a disc high) and a logo).
+diameters, a star, a title (letters half a disc high) and a logo); boards with no drawn lines,
+whose own edge against the table is the playing area's edge: "bare_felt" (a square of green felt)
+and "bare_board" (a board painted light grey).
 Discs (`disc`): "dition" (the kit: grey centre dot), "plain" (no dot), "othello" (0.15 thick, no
 dot, two-coloured side), "glossy" (no dot, a specular highlight off the centre towards the light),
 "ridged" (draughts men: a dark rim and a raised inner ring), "off_round" (the top face 0.04 of a
@@ -59,7 +61,7 @@ from hardware.sim.render import (
 )
 
 FACTORS: dict[str, tuple[str, ...]] = {
-    "board": ("paper", "green_felt", "blue_felt", "wood", "printed", "decorated"),
+    "board": ("paper", "green_felt", "blue_felt", "wood", "printed", "decorated", "bare_felt", "bare_board"),
     "disc": ("dition", "plain", "othello", "glossy", "ridged", "off_round"),
     "light": ("room", "hard_shadow", "glare", "warm", "cool", "lamp"),
     "camera": ("plain", "defocus", "motion", "noise", "jpeg"),
@@ -70,6 +72,8 @@ LINED_BOARDS: dict[str, str] = {
     "paper": "dark", "green_felt": "light", "blue_felt": "light", "wood": "dark",
     "printed": "dark", "decorated": "dark",
 }
+#: boards with no drawn lines: the board's own edge against the table is the playing area's edge
+EDGE_BOARDS: tuple[str, ...] = ("bare_felt", "bare_board")
 OTHELLO_THICKNESS = 0.15
 
 
@@ -185,9 +189,15 @@ def _board_texture(board: str, ppu: float) -> Texture:
         img = base.image.copy()
         _decorate(img, base.origin[0], ppu)
         return Texture(img, base.origin, ppu)
-    x0, _, x1, _ = PLATE_EXTENT["dition"]
+    x0, _, x1, _ = (0.0, 0.0, DITION_SIZE, DITION_SIZE) if board in EDGE_BOARDS else PLATE_EXTENT["dition"]
     n = round((x1 - x0) * ppu)
     shape = (n, n)
+    if board in EDGE_BOARDS:  # no lines: the board ends where the playing area does
+        colour = np.array((46, 112, 38) if board == "bare_felt" else (188, 196, 198), np.float32)
+        tone = (1.0 + 0.05 * _noise(shape, 51, max(1.5, 0.03 * ppu)) + 0.03 * _noise(shape, 52, 3.0 * ppu)
+                if board == "bare_felt" else 1.0 + 0.015 * _noise(shape, 53, max(1.5, 0.05 * ppu)))
+        img = colour[None, None, :] * tone[..., None]
+        return Texture(np.clip(img + 0.5, 0, 255).astype(np.uint8), (x0, x0), ppu)
     if board in ("green_felt", "blue_felt"):
         colour = np.array((46, 112, 38) if board == "green_felt" else (118, 62, 26), np.float32)
         # felt: fibres (fine) and a coarse unevenness of the dye
