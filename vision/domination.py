@@ -930,9 +930,18 @@ def _refine_fit(
 def _side_median(values: np.ndarray, on_side: np.ndarray, default: float) -> np.ndarray:
     """Per stack (C,) the median of `values` (C, J) over its directions `on_side` (C, J);
     `default` where none of them has a finite value."""
+    # np.nanmedian's result by one sort (it is several times slower on these small rows): NaN
+    # sorts last, so the median is the middle of the first n (infinities count, as there)
     v = np.where(on_side, values, np.nan)
-    v[~np.isfinite(v).any(axis=1)] = default
-    return np.nanmedian(v, axis=1)
+    none = ~np.isfinite(v).any(axis=1)
+    n = (~np.isnan(v)).sum(axis=1)
+    v.sort(axis=1)
+    rows = np.arange(len(v))
+    lo = v[rows, np.maximum((n - 1) // 2, 0)]
+    hi = v[rows, np.maximum(n // 2, 0)]
+    with np.errstate(invalid="ignore"):
+        med = np.where(lo == hi, lo, 0.5 * (lo + hi))
+    return np.where(none, default, med)
 
 
 def _refine_pass(
@@ -1261,19 +1270,43 @@ def _read(
     """`read_tops` through one camera model (heights reported when it is given)."""
     calibrated = colours is not None
     geo = _geometry(board, (frame.shape[1], frame.shape[0]), params, intrinsics, grid)
-    ref_s, floor_s, prof = _sample_all(frame, geo, params)
+    ref_s, floor_s = _sample_floor(frame, geo)
     wb, board_chroma = _white_balance(ref_s, calibrated)
     ref_rel = ref_chroma - (board_chroma if calibrated else 0.0)  # the model against the board
     floor_sat, occupied = _occupancy(floor_s, wb, board_chroma, params)
-    prof_wb, edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, geo, params)
-    h_est, sigma_h = _refined_heights(
-        prof, prof_wb, wb, board_chroma, ref_rel, ref_bgr, occupied, edge, s_edge0, k0, shift0,
-        geo, params,
+    # the stacks only: an empty cell has no top to fit (nothing below couples the cells but the
+    # frame's common edge offset, which is fitted over the occupied ones anyway)
+    occ = np.flatnonzero(occupied)
+    if occ.size == 0:
+        n = len(CELLS)
+        return _reading(letters, floor_sat, occupied, np.ones(n, np.int64), np.zeros(n, np.int64), np.zeros(n),
+                        np.full(n, np.pi), np.zeros(n), np.zeros(n), params.empty_saturation,
+                        intrinsics is not None)
+    sub = _cells_of(geo, occ)
+    prof = _sample_profiles(frame, geo, occ, params)
+    prof_wb, edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, sub, params)
+    h_occ, sig_occ = _refined_heights(
+        prof, prof_wb, wb, board_chroma, ref_rel, ref_bgr, np.ones(len(occ), bool), edge, s_edge0,
+        k0, shift0, sub, params,
     )
-    k_final, best, d1, d2 = _top_colours(frame, geo, h_est, shift0, wb, board_chroma, ref_rel,
-                                         len(letters), params)
+    k_occ, best_occ, d1_occ, d2_occ = _top_colours(frame, sub, h_occ, shift0, wb, board_chroma, ref_rel,
+                                                   len(letters), params)
+    n = len(CELLS)
+    h_est, sigma_h, k_final = np.zeros(n), np.zeros(n), np.ones(n, np.int64)
+    best, d1, d2 = np.zeros(n, np.int64), np.zeros(n), np.full(n, np.pi)
+    h_est[occ], sigma_h[occ], k_final[occ] = h_occ, sig_occ, k_occ
+    best[occ], d1[occ], d2[occ] = best_occ, d1_occ, d2_occ
     return _reading(letters, floor_sat, occupied, k_final, best, d1, d2, h_est, sigma_h,
                     params.empty_saturation, intrinsics is not None)
+
+
+def _cells_of(geo: _Geometry, idx: np.ndarray) -> _Geometry:
+    """`geo` restricted to the cells `idx` (the per-cell arrays; the sampling maps stay)."""
+    from dataclasses import replace
+
+    return replace(geo, s_lo=geo.s_lo[idx], hyp=geo.hyp[idx], s_pred=geo.s_pred[idx],
+                   shift_dir=geo.shift_dir[idx], normal=geo.normal[idx], px_per_cell=geo.px_per_cell[idx],
+                   top_px=geo.top_px[idx])
 
 
 def _grid_camera(board: BoardFit) -> tuple[Intrinsics, float, tuple[np.ndarray, np.ndarray] | None] | None:
@@ -1376,18 +1409,24 @@ def _check_frame_size(frame: np.ndarray, intrinsics: Intrinsics | None) -> None:
         )
 
 
-def _sample_all(
-    frame: np.ndarray, geo: _Geometry, params: TopsParams
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One bilinear sampling pass for everything: the light-square references (C, 4, 3), the
-    floor patches (C, M, 3) and the edge profiles (C, n_dir, n_s, 3)."""
+def _sample_floor(frame: np.ndarray, geo: _Geometry) -> tuple[np.ndarray, np.ndarray]:
+    """The light-square references (C, 4, 3) and the floor patches (C, M, 3) of every cell: the
+    maps' first rows."""
     n_cells = len(CELLS)
     n_ref, n_floor = geo.n_ref, geo.n_floor
-    samples = _sample_maps(frame, geo.map_x, geo.map_y, geo.n_points)
-    ref_s = samples[:n_ref].reshape(n_cells, 4, 3)
-    floor_s = samples[n_ref : n_ref + n_floor].reshape(n_cells, -1, 3)
-    prof = samples[n_ref + n_floor :].reshape(n_cells, params.n_directions, geo.n_samples, 3)
-    return ref_s, floor_s, prof
+    rows = -(-(n_ref + n_floor) // _MAP_COLS)
+    samples = _sample_maps(frame, geo.map_x[:rows], geo.map_y[:rows], n_ref + n_floor)
+    return samples[:n_ref].reshape(n_cells, 4, 3), samples[n_ref:].reshape(n_cells, -1, 3)
+
+
+def _sample_profiles(frame: np.ndarray, geo: _Geometry, cells: np.ndarray, params: TopsParams) -> np.ndarray:
+    """The edge profiles (len(cells), n_dir, n_s, 3) of the cells `cells` (indices into CELLS)."""
+    n_head = geo.n_ref + geo.n_floor
+    per_cell = params.n_directions * geo.n_samples
+    flat_x, flat_y = geo.map_x.reshape(-1), geo.map_y.reshape(-1)
+    idx = (n_head + cells[:, None] * per_cell + np.arange(per_cell)[None, :]).ravel()
+    pts = np.stack([flat_x[idx], flat_y[idx]], axis=1)
+    return _sample(frame, pts).reshape(len(cells), params.n_directions, geo.n_samples, 3)
 
 
 def _white_balance(ref_s: np.ndarray, calibrated: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -1501,7 +1540,7 @@ def _top_colours(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Colour of the top face, at the chosen height: (height k (C,), nearest letter index (C,),
     its hue distance (C,), the second nearest's (C,), pi with one letter)."""
-    n_cells = len(CELLS)
+    n_cells = len(h_est)
     k_final = np.clip(np.rint(h_est).astype(np.int64), 1, params.max_height)
     m = geo.top_px.shape[2]
     top_px = geo.top_px[np.arange(n_cells), k_final - 1]  # (C, M, 2)
