@@ -177,6 +177,26 @@ class DominationGame(Game):
             sigma = {c: max(float(given.get(c, 0.5)), 0.05) for c in occupied}
         return TopsReading(tops=dict(tops.tops), heights=heights, height_sigma=sigma)
 
+    def start_colours(self, image: np.ndarray, board: Any, players: Sequence[str], *,
+                      intrinsics: Any = None) -> Mapping[str, Any] | None:
+        """On a chessboard, the men's colours from the standard 2-player start: learnt on its
+        36 cells (`vision.chess_tops.learn_chess_colours`) and kept only when they read this
+        very frame back as that start, every one of the 52 cells (a frame of anything else
+        gives None: the referee asks again on the next one)."""
+        from calibration.colour import standard_start_cells
+        from vision.chess_tops import learn_chess_colours, read_chess_tops
+        from vision.errors import VisionError
+
+        if board.method != "chessboard" or len(players) != 2:
+            return None
+        start = standard_start_cells(players)
+        try:
+            model = learn_chess_colours(image, board, start, intrinsics=intrinsics)
+            tops = read_chess_tops(image, board, model, intrinsics=intrinsics).tops
+        except VisionError:
+            return None
+        return model if all(tops[c] == start.get(c, ".") for c in tops) else None
+
     def observe(self, match: DominationMatch, reading: TopsReading) -> list[dict[str, Any]]:
         return match.observe(reading.tops, reading.heights, reading.height_sigma)
 
