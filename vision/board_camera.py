@@ -83,6 +83,9 @@ class GridCameraParams:
     #: how far off the image centre the principal point may be, as a fraction of the image's
     #: larger side (cameras of the Pi's class: within about 2 %), for the focal length's sigma
     principal_point_fraction: float = 0.02
+    #: lattice outlier rejection: passes, and the smallest miss (px) that makes an outlier
+    outlier_passes: int = 3
+    min_outlier_px: float = 0.5
     #: horizontal field of view assumed when the grid cannot tell the focal length (Pi v2)
     prior_hfov_deg: float = 62.2
 
@@ -262,10 +265,29 @@ def grid_camera(
     if f is None or not 0.3 * f_prior < f < 4.0 * f_prior:
         # head on: the grid does not tell the focal length (the stacks will, `read_tops`)
         f, sigma = f_prior, math.inf
-    cam = _refined(_with_focal(lens, f, f_prior), pts_px, pts_board, fix_focal=not math.isfinite(sigma))
+    start = _with_focal(lens, f, f_prior)
+    # a crossing a leaning stack or its shadow covers is measured pixels off (most are within
+    # a tenth of one): dropped where the camera fitted on the others misses it by more than
+    # three robust sigmas of their scatter (at least half a pixel)
+    keep = np.ones(len(pts_px), bool)
+    cam = start
+    for _ in range(params.outlier_passes):
+        cam, res = _refined(start, pts_px[keep], pts_board[keep], pts_px, pts_board,
+                            fix_focal=not math.isfinite(sigma))
+        new = res < max(params.min_outlier_px, 3.0 * 1.4826 * float(np.median(res[keep])))
+        if (new == keep).all() or new.sum() < params.min_points:
+            break
+        keep = new
+    pts_px, pts_board = pts_px[keep], pts_board[keep]
     if math.isfinite(sigma):
-        _, sigma = _focal_and_sigma(cam.undistort_points(pts_px), pts_board, (w, h), params)
+        f_hom, sigma = _focal_and_sigma(cam.undistort_points(pts_px), pts_board, (w, h), params)
+        f_first = f
         f = float(cam.camera_matrix[0, 0])
+        # the lens and the perspective trade off: the three estimates (lines' lens and
+        # homography, the lattice's camera, its homography) disagree by what the grid cannot
+        # tell apart, a share of the sigma
+        spread = [v for v in (f_first, f_hom) if v is not None]
+        sigma = math.hypot(sigma, max(abs(v - f) for v in spread))
     info = {"focal_px": float(f), "focal_sigma_px": float(sigma), "grid_points": float(len(pts_px)),
             "line_points": float(len(lines.points_px))}
     return cam, info, pts_px, pts_board
@@ -294,22 +316,24 @@ def _focal_and_sigma(und_px: np.ndarray, pts_board: np.ndarray, size: tuple[int,
                 return f, math.inf
             var += ((fi - f) / eps * noise) ** 2
     # the principal point: shifting it by delta is shifting every point by -delta
+    # (either way along both axes: near head on one side of the centre has no solution at all)
     delta = params.principal_point_fraction * max(size)
-    for shift in ((delta, 0.0), (0.0, delta)):
+    for shift in ((delta, 0.0), (-delta, 0.0), (0.0, delta), (0.0, -delta)):
         fi = focal_from_homography(und_px - np.asarray(shift), pts_board, size)
         if fi is None:
             return f, math.inf
-        var += (fi - f) ** 2
+        var += 0.5 * (fi - f) ** 2
     return f, math.sqrt(var)
 
 
-def _refined(cam: Intrinsics, pts_px: np.ndarray, pts_board: np.ndarray, *, fix_focal: bool) -> Intrinsics:
+def _refined(cam: Intrinsics, pts_px: np.ndarray, pts_board: np.ndarray, all_px: np.ndarray,
+             all_board: np.ndarray, *, fix_focal: bool) -> tuple[Intrinsics, np.ndarray]:
     """`cam` refitted on the lattice points (`cv2.calibrateCamera`, one view: pose, k1, k2 and
     the tangential terms, the principal point fixed at the image centre, square pixels, and
     the focal length too when the grid does not tell it). The straightness of the lines leaves
     the spacing along them free (k1 against k2); the points fix it, and with it each cell's
     size in the picture, which is what a stack's height is read against (one piece is about
-    1 % of it)."""
+    1 % of it). Returns the camera and how far it misses each of `all_px` (px), posed as fitted."""
     import cv2
 
     obj = np.c_[pts_board, np.zeros(len(pts_board))].astype(np.float32)
@@ -319,9 +343,12 @@ def _refined(cam: Intrinsics, pts_px: np.ndarray, pts_board: np.ndarray, *, fix_
         flags |= cv2.CALIB_FIX_FOCAL_LENGTH
     crit = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 60, 1e-10)
     d0 = np.array(cam.dist_coeffs, np.float64).ravel()[:5]
-    _, K, d, _, _ = cv2.calibrateCamera([obj], [pts_px.astype(np.float32)], cam.image_size,
-                                        np.array(cam.camera_matrix), d0.copy(), flags=flags, criteria=crit)
-    return Intrinsics(K, np.asarray(d, np.float64).ravel()[:5], cam.image_size)
+    _, K, d, rvecs, tvecs = cv2.calibrateCamera([obj], [pts_px.astype(np.float32)], cam.image_size,
+                                                np.array(cam.camera_matrix), d0.copy(), flags=flags,
+                                                criteria=crit)
+    proj, _ = cv2.projectPoints(np.c_[all_board, np.zeros(len(all_board))], rvecs[0], tvecs[0], K, d)
+    res = np.linalg.norm(proj.reshape(-1, 2) - all_px, axis=1)
+    return Intrinsics(K, np.asarray(d, np.float64).ravel()[:5], cam.image_size), res
 
 
 def _homography(src: np.ndarray, dst: np.ndarray) -> np.ndarray:

@@ -111,7 +111,7 @@ class TopsParams:
     nominal_hfov_deg: float = 62.2
     #: with the camera from the board's own grid: readings at most, each refining the focal
     #: length on the stacks (heights are whole pieces; `height_scale`)
-    height_scale_passes: int = 4
+    height_scale_passes: int = 8
     #: directions sampled around each candidate top circle
     n_directions: int = 32
     #: the coarse fit (which only picks the height level) uses every this-many-th direction
@@ -1251,7 +1251,7 @@ def read_tops(
     # a focal length far off reads tall stacks past the tallest hypothesis: the factor from
     # the others, then read again, until it settles (each pass ~1 % on the simulated table)
     for _ in range(params.height_scale_passes):
-        scale, _sigma = height_scale(reading, f0 / total, focal_sigma_px * (f0 / total) / f0, params.max_height)
+        scale, _sigma = height_scale(reading, f0, focal_sigma_px, params.max_height, done=total)
         # the factor's sigma stays the one of the whole chain (against the grid's prior)
         total *= scale
         scale_sigma = _sigma
@@ -1340,7 +1340,8 @@ def _scaled_focal(cam: Intrinsics, factor: float) -> Intrinsics:
 
 
 def height_scale(
-    reading: TopsReading, focal_px: float, focal_sigma_px: float, max_height: int = MAX_STACK
+    reading: TopsReading, focal_px: float, focal_sigma_px: float, max_height: int = MAX_STACK,
+    *, done: float = 1.0,
 ) -> tuple[float, float]:
     """The factor (and its sigma) by which a reading's continuous heights are too large when the
     focal length behind them is uncertain (`focal_sigma_px`).
@@ -1351,7 +1352,9 @@ def height_scale(
     enlargement alike). Heights are whole pieces, so the factor is the one that brings the
     estimates nearest whole numbers 1..max_height, weighed against the focal length's prior
     (log-normal with the grid's relative sigma, at least 2 %: the principal point and the lens
-    model are assumed). Each stack's misfit is capped (a misread stack does not decide it)."""
+    model are assumed). Each stack's misfit is capped (a misread stack does not decide it).
+    `done`: the factor already taken off the focal length before this reading (the prior stays
+    on the grid's own focal length `focal_px`)."""
     if reading.height_estimate is None or reading.height_sigma is None:
         return 1.0, 0.0
     occ = [c for c, t in reading.tops.items() if t != EMPTY]
@@ -1365,13 +1368,13 @@ def height_scale(
     if h.size == 0:
         return 1.0, prior
     # the factor's range: the focal length's prior, within what makes the stacks 0.5..max+0.5
-    a = np.exp(np.linspace(math.log(0.4), math.log(2.5), 461))
+    a = np.exp(np.linspace(math.log(0.25), math.log(4.0), 694))
     u = h[None, :] / a[:, None]
     k = np.clip(np.rint(u), 1, max_height)
     k = np.where(high[None, :], np.minimum(u, max_height), k)  # at least u: fine up to the tallest
     k = np.where(low[None, :], np.maximum(u, 1.0), k)  # at most u: fine down to one piece
     cost = np.minimum(((u - k) / (s[None, :] / a[:, None])) ** 2, 9.0).sum(axis=1)
-    cost += (np.log(a) / prior) ** 2
+    cost += (np.log(a * done) / prior) ** 2
     best = int(np.argmin(cost))
     # sigma: the spread of the factor's posterior (the cost is -2 log likelihood), which is
     # wide where several factors fit (all stacks as tall, the grid's prior loose)
