@@ -8,6 +8,13 @@ of the cells filled). Reported:
   corners, without and with the camera model (intrinsics), and from the ArUco markers;
 - heights: exact per stack when the camera model is known, and the calibration of height_sigma;
   split by the top's distance from the camera's nadir (cells), with the mean error there;
+- heights from an uncalibrated frame with only the board corners given: the camera measured on
+  the board's own grid (`vision.board_camera.with_grid_camera`), exact per stack, |error| /
+  height_sigma, and the time of that measurement (once per board fit);
+- `referee detect --game domination` per frame (the file's decode and `process_frame`) against
+  a bare `cv2.imdecode` of the same JPEG, in the same run: with a known board (corners and
+  calibration given, the fit kept as detect keeps it) and with a new board fit (found from its
+  markers or cell pattern in each frame);
 - board from the cell pattern (markers off): found, corner error modulo quarter turns;
 - time per frame of `read_tops` on one core (median, 95th percentile): on the same board fit again
   (its geometry cached, as in the referee loop), on a new fit (the geometry built), and the first
@@ -30,7 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hardware.sim import RenderOptions, random_camera, render_domination
 from hardware.sim.layout import DOMINATION_COLOURS, playable_cells
+from referee.commands.detect import process_frame
 from vision.board import find_board
+from vision.board_camera import with_grid_camera
 from vision.camera import Intrinsics
 from vision.domination import CELLS, read_tops
 from vision.domination_board import find_domination_board
@@ -102,6 +111,32 @@ def _draw_reading(image, board, reading, intr, stacks, path: Path) -> None:  # t
     cv2.imwrite(str(path), small, [cv2.IMWRITE_JPEG_QUALITY, 85])
 
 
+def _time_detect(image: np.ndarray, corners: np.ndarray, intr: Intrinsics, markers: bool,
+                 decode_ms: list[float], known_ms: list[float], new_ms: list[float]) -> None:
+    """One frame through `referee detect`'s per-frame path, against a bare decode of its JPEG:
+    with a known board (corners and calibration given, the fit kept between frames as detect
+    keeps it: warmed on the frame once), and with the board found anew in the frame."""
+    ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    assert ok
+    data = np.frombuffer(jpeg.tobytes(), np.uint8)
+    cv2.imdecode(data, cv2.IMREAD_COLOR)  # warm
+    t0 = time.thread_time()
+    cv2.imdecode(data, cv2.IMREAD_COLOR)
+    decode_ms.append(1000 * (time.thread_time() - t0))
+    fits: dict = {}
+    process_frame(image, "f.jpg", game="domination", corners_px=corners, intrinsics=intr, fits=fits)
+    t0 = time.thread_time()
+    frame = cv2.imdecode(data, cv2.IMREAD_COLOR)
+    out = process_frame(frame, "f.jpg", game="domination", corners_px=corners, intrinsics=intr, fits=fits)
+    known_ms.append(1000 * (time.thread_time() - t0))
+    assert "error" not in out, out
+    if markers:  # the markers or, on the others, the cell pattern: the kit's own finders
+        t0 = time.thread_time()
+        frame = cv2.imdecode(data, cv2.IMREAD_COLOR)
+        process_frame(frame, "f.jpg", game="domination", intrinsics=intr)
+        new_ms.append(1000 * (time.thread_time() - t0))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--frames", type=int, default=200)
@@ -122,6 +157,12 @@ def main(argv: list[str] | None = None) -> int:
     board_err: list[float] = []
     board_fail = 0
     board_ms: list[float] = []
+    u_total = u_exact = u_within1 = 0
+    u_z: list[float] = []
+    grid_ms: list[float] = []
+    decode_ms: list[float] = []
+    detect_known_ms: list[float] = []
+    detect_new_ms: list[float] = []
     for i in range(args.frames):
         cam = random_camera(rng, "domination")
         stacks = random_stacks(rng)
@@ -163,6 +204,25 @@ def main(argv: list[str] | None = None) -> int:
             z_scores.append((est - len(s)) / max(reading.height_sigma[c], 1e-6))
             top_board = np.asarray(rendered.truth["tops_board"][c], dtype=np.float64)
             by_nadir.append((float(np.linalg.norm(top_board - nadir_board)), err, est - len(s)))
+
+        # no calibration, only the corners: the camera from the board's own grid
+        t0 = time.thread_time()
+        grid_board = with_grid_camera(image, fit_from_corners(corners, "domination"))
+        grid_ms.append(1000 * (time.thread_time() - t0))
+        uncal = read_tops(image, grid_board)
+        for c, s in stacks.items():
+            u_total += 1
+            if uncal.heights is None or uncal.height_sigma is None or uncal.height_estimate is None:
+                continue
+            err = uncal.heights[c] - len(s)
+            u_exact += err == 0
+            u_within1 += abs(err) <= 1
+            u_z.append((uncal.height_estimate[c] - len(s)) / max(uncal.height_sigma[c], 1e-6))
+        if args.verbose and uncal.heights is not None:
+            bad = [(c, len(s), uncal.heights[c]) for c, s in stacks.items() if uncal.heights[c] != len(s)]
+            print(f"frame {i} (grid camera): heights wrong {bad}")
+
+        _time_detect(image, corners, intr, markers, decode_ms, detect_known_ms, detect_new_ms)
 
         plain = read_tops(image, fit_from_corners(corners, "domination"))
         wrong = given_plain.add(dict(plain.tops), stacks)
@@ -211,6 +271,15 @@ def main(argv: list[str] | None = None) -> int:
                 exact = np.mean(e_int[sel] == 0)
                 parts.append(f"{name}: {100.0 * exact:.0f} % ({sel.sum()}, mean error {e[sel].mean():+.2f})")
         print("heights exact by the top's distance from the nadir (cells): " + "; ".join(parts))
+    uz = np.asarray(u_z) if u_z else np.asarray([np.nan])
+    print(f"heights from an uncalibrated frame, only the corners given (camera from the board's grid): "
+          f"exact {100.0 * u_exact / max(u_total, 1):.1f} %, within 1: {100.0 * u_within1 / max(u_total, 1):.1f} % "
+          f"of {u_total} stacks; |error| / height_sigma: median {np.nanmedian(np.abs(uz)):.2f} (0.67 if "
+          f"calibrated); grid camera per board fit: median {np.median(grid_ms):.0f} ms")
+    dec, known, new = np.median(decode_ms), np.median(detect_known_ms), np.median(detect_new_ms)
+    print(f"referee detect --game domination per frame (decode + process_frame, one thread): known board "
+          f"median {known:.1f} ms = {known / dec:.2f} decodes; new board fit median {new:.1f} ms = "
+          f"{new / dec:.2f} decodes; bare JPEG decode of the same frames median {dec:.1f} ms")
     t = np.asarray(times_ms)
     tw = np.asarray(warm_ms)
     twn = np.asarray(warm_new_ms)

@@ -228,4 +228,9 @@ class Referee:
             self.match.view_turns = quarter_turns(self.board.corners_px)
 
     def read(self, image: np.ndarray) -> Reading:
+        if self.colours is None and self.spec.uses_colour_model and self._acted_on is None:
+            # no colour model given: the game may learn one from its start position
+            learnt = self.spec.start_colours(image, self.board, tuple(self.match.players),
+                                             intrinsics=self.intrinsics)
+            self.colours = dict(learnt) if learnt else None
         return self.spec.read(image, self.board, intrinsics=self.intrinsics, colours=self.colours)

@@ -105,6 +105,10 @@ def test_domination_on_a_chessboard_with_draughts_men_no_corners_no_calibration(
     options = sim.RenderOptions.random(rng, glare=0.05)
     pace = Pace(still=4, hand=3, verdict=5, end=3, bump_every=6)
     turns, steps = get_game("domination").sim_match(rng, pace, camera, moves=16)
+    from rules import domination as rdom
+
+    assert any(t.result.removed for t in turns), "the script has an overflow"
+    assert any(t.move.kind == rdom.MoveKind.PLACE for t in turns), "the script places a reserve"
     colours = {"G": PIECE_COLOURS["K"], "R": PIECE_COLOURS["W"]}  # black and white men
     board, men = CHESSBOARDS["vinyl"].replace(corners="tape"), Men(kind="draughts", crown_share=0.3)
     table = sim.ScriptedTable(steps, camera, rng, game="domination", options=options, colours=colours,
@@ -133,3 +137,56 @@ def test_domination_on_a_chessboard_with_draughts_men_no_corners_no_calibration(
     assert [m["move"] for m in moves] == [t.move.to_json() for t in turns]
     assert [m["removed"] for m in moves] == [t.result.removed for t in turns]
     assert referee.match.state == turns[-1].after
+
+
+def _chessboard_match(seed: int, moves: int) -> tuple[list[Any], Any]:
+    """A scripted 2-player match on a vinyl chessboard (cut corners taped) with black and white
+    draughts men, and the simulated table that plays it (no corners, no calibration)."""
+    import numpy as np
+
+    from hardware import sim
+    from hardware.sim.chessboard import CHESSBOARDS
+    from hardware.sim.men import PIECE_COLOURS, Men
+    from referee.games.registry import get_game
+
+    rng = np.random.default_rng(seed)
+    camera = sim.random_camera(rng, "domination", image_size=(1024, 768), max_tilt_deg=10.0)
+    options = sim.RenderOptions.random(rng, glare=0.05)
+    pace = Pace(still=4, hand=3, verdict=5, end=3, bump_every=6)
+    turns, steps = get_game("domination").sim_match(rng, pace, camera, moves=moves)
+    colours = {"G": PIECE_COLOURS["K"], "R": PIECE_COLOURS["W"]}  # black and white men
+    board, men = CHESSBOARDS["vinyl"].replace(corners="tape"), Men(kind="draughts", crown_share=0.3)
+    table = sim.ScriptedTable(steps, camera, np.random.default_rng(seed), game="domination", options=options,
+                              colours=colours, board=board, men=men)
+    return turns, table
+
+
+@pytest.mark.slow
+def test_recorded_chessboard_match_replayed_by_the_command_with_no_corners(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 19: a recorded Domination match on a chessboard with draughts men (a folder of
+    photographs), `referee replay` with no corners and no calibration: the board found by
+    itself, the men's colours learnt from the start position, every move as played, the
+    overflows (pieces off the bottom) and the reserve placements included."""
+    import json
+
+    import cv2
+
+    from referee.cli import main
+    from rules import domination as rdom
+
+    turns, table = _chessboard_match(8, 16)
+    assert any(t.result.removed for t in turns), "the script has an overflow"
+    assert any(t.move.kind == rdom.MoveKind.PLACE for t in turns), "the script places a reserve"
+    folder = tmp_path / "match"
+    folder.mkdir()
+    with table:
+        for n, frame in enumerate(iter_frames(table)):
+            cv2.imwrite(str(folder / f"{n:05d}.jpg"), frame.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    capsys.readouterr()
+    code = main(["replay", str(folder), "--game", "domination", "--players", "G,R"])
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert code == 0, events[-3:]
+    moves = [e for e in events if e["type"] == "move"]
+    assert [m["move"] for m in moves] == [t.move.to_json() for t in turns], [e.get("text") for e in events]
+    assert [m["removed"] for m in moves] == [t.result.removed for t in turns]

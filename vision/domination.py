@@ -27,9 +27,16 @@ Everything that depends only on the board fit, camera model, frame size and para
 (`_geometry`): the referee reads every settled frame on the same board fit.
 
 Camera model: with `intrinsics` the board pose comes from `cv2.solvePnP` on the four board corners
-(heights are then reported). Without, a nominal pinhole camera (principal point at the image centre,
-focal length from `TopsParams.nominal_hfov_deg`) is posed the same way: good enough to know where a
-tall top appears, not to measure the height, so `heights` is then None.
+(heights are then reported). Without, and when the board fit carries the camera measured on its
+own grid (`vision.board_camera.with_grid_camera`, extra["lens"] == "grid"), that camera is posed
+on the lattice points measured, and every projection follows them (the measured minus modelled
+lattice, bilinear between the points, at the ray's foot on the board); its focal length, which
+one view of a plane fixes only as far as the view is not head on and the principal point is at
+the centre, is refined on the stacks themselves (`height_scale`: heights are whole pieces), and
+the heights' sigmas carry what is left of its uncertainty. Without either, a nominal pinhole
+camera (principal point at the image centre, focal length from `TopsParams.nominal_hfov_deg`) is
+posed on the corners: good enough to know where a tall top appears, not to measure the height,
+so `heights` is then None.
 
 Arrays: frames are BGR `uint8 (H, W, 3)`; points in px are `(N, 2) float32/float64 (x, y)`.
 Board frame (DESIGN.md): unit = one cell, x right, y down, z into the table (height = -z).
@@ -102,6 +109,9 @@ class TopsParams:
     max_height: int = MAX_STACK
     #: horizontal field of view assumed when no intrinsics are given (Pi camera v2: 62.2 deg)
     nominal_hfov_deg: float = 62.2
+    #: with the camera from the board's own grid: readings at most, each refining the focal
+    #: length on the stacks (heights are whole pieces; `height_scale`)
+    height_scale_passes: int = 8
     #: directions sampled around each candidate top circle
     n_directions: int = 32
     #: the coarse fit (which only picks the height level) uses every this-many-th direction
@@ -355,12 +365,18 @@ class _Camera:
     dist_coeffs: np.ndarray
     rvec: np.ndarray
     tvec: np.ndarray
+    #: (9, 9, 2) px: where the board's lattice point (i, j) was measured, less where the model
+    #: puts it (`camera_from_board` with grid points), or None
+    lattice_residual_px: np.ndarray | None = None
 
     def project(self, points_board_xyh: np.ndarray) -> np.ndarray:
         """(N, 3) board points (x, y, height up) -> (N, 2) float32 px of the raw frame.
 
         The pinhole part in numpy, the lens through `distort_pixels`: the same numbers as
-        `cv2.projectPoints`, about five times faster for the ~12 000 points of a board.
+        `cv2.projectPoints`, about five times faster for the ~12 000 points of a board. With
+        a lattice residual, a point is seen along the ray that meets the board where the
+        model's residual there is known: that residual (bilinear between lattice points) is
+        added, so the picture of every cell follows its measured corners.
         """
         import cv2
 
@@ -369,7 +385,47 @@ class _Camera:
         rmat, _ = cv2.Rodrigues(np.asarray(self.rvec, dtype=np.float64))
         cam = obj @ rmat.T + np.asarray(self.tvec, dtype=np.float64).reshape(1, 3)
         undistorted = (cam / cam[:, 2:3]) @ self.camera_matrix.T
-        return distort_pixels(undistorted[:, :2], self.camera_matrix, self.dist_coeffs).astype(np.float32)
+        px = distort_pixels(undistorted[:, :2], self.camera_matrix, self.dist_coeffs)
+        if self.lattice_residual_px is not None:
+            centre = -rmat.T @ np.asarray(self.tvec, dtype=np.float64).ravel()
+            # the ray's foot on the board plane (z = 0): centre + (P - centre) * cz / (cz - pz)
+            t = centre[2] / (centre[2] - obj[:, 2])
+            foot = centre[None, :2] + (obj[:, :2] - centre[None, :2]) * t[:, None]
+            px = px + _bilinear(self.lattice_residual_px, foot)
+        return px.astype(np.float32)
+
+
+def _bilinear(grid: np.ndarray, xy: np.ndarray) -> np.ndarray:
+    """(G, G, 2) values at integer lattice points (i, j) -> (N, 2) at board points (x, y)."""
+    n = grid.shape[0] - 1
+    x = np.clip(xy[:, 0], 0.0, n)
+    y = np.clip(xy[:, 1], 0.0, n)
+    i = np.minimum(np.floor(x).astype(int), n - 1)
+    j = np.minimum(np.floor(y).astype(int), n - 1)
+    fx, fy = (x - i)[:, None], (y - j)[:, None]
+    return ((1 - fx) * (1 - fy) * grid[i, j] + fx * (1 - fy) * grid[i + 1, j]
+            + (1 - fx) * fy * grid[i, j + 1] + fx * fy * grid[i + 1, j + 1])
+
+
+def _lattice_residual(cam: _Camera, grid_px: np.ndarray, grid_board: np.ndarray) -> np.ndarray:
+    """(9, 9, 2) measured minus modelled px at the lattice points; a point not measured gets
+    the mean of its measured neighbours (repeatedly), 0 where none is near."""
+    res = np.full((9, 9, 2), np.nan)
+    model = cam.project(np.c_[grid_board, np.zeros(len(grid_board))]).astype(np.float64)
+    ij = np.rint(grid_board).astype(int)
+    res[ij[:, 0], ij[:, 1]] = grid_px - model
+    for _ in range(9):
+        missing = np.isnan(res[..., 0])
+        if not missing.any():
+            break
+        padded = np.pad(res, ((1, 1), (1, 1), (0, 0)), constant_values=np.nan)
+        neigh = np.stack([padded[1 + di:10 + di, 1 + dj:10 + dj] for di, dj in ((-1, 0), (1, 0), (0, -1), (0, 1))])
+        with np.errstate(invalid="ignore"):
+            cnt = (~np.isnan(neigh[..., 0])).sum(axis=0)
+            mean = np.nansum(neigh, axis=0) / np.maximum(cnt, 1)[..., None]
+        fill = missing & (cnt > 0)
+        res[fill] = mean[fill]
+    return np.nan_to_num(res)
 
 
 def camera_from_board(
@@ -377,10 +433,13 @@ def camera_from_board(
     image_size: tuple[int, int],
     params: TopsParams = TopsParams(),
     intrinsics: Intrinsics | None = None,
+    grid: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> _Camera:
     """Pose a camera on the board's four corners (`cv2.solvePnP`, IPPE).
 
     With `intrinsics` the pose is the real one; without, a nominal pinhole camera is assumed.
+    With `grid` (lattice points measured in the frame: (N, 2) px, (N, 2) board) the pose is
+    refined on them and their residual carried (`_Camera.lattice_residual_px`).
     """
     import cv2
 
@@ -402,7 +461,16 @@ def camera_from_board(
     camera_centre_board = -rmat.T @ tvec.ravel()
     if camera_centre_board[2] > 0:
         raise BoardPoseError("board corners are given in mirrored order (camera below the board)")
-    return _Camera(k, d, rvec, tvec)
+    if grid is None or len(grid[0]) < 6:
+        return _Camera(k, d, rvec, tvec)
+    grid_px, grid_board = (np.asarray(g, np.float64).reshape(-1, 2) for g in grid)
+    obj_g = np.c_[grid_board, np.zeros(len(grid_board))]
+    ok, rvec, tvec = cv2.solvePnP(obj_g, grid_px, k, d, rvec.copy(), tvec.copy(), useExtrinsicGuess=True,
+                                  flags=cv2.SOLVEPNP_ITERATIVE)
+    if not ok:
+        raise BoardPoseError("cannot pose the camera on the board's grid (solvePnP failed)")
+    cam = _Camera(k, d, rvec, tvec)
+    return _Camera(k, d, rvec, tvec, _lattice_residual(cam, grid_px, grid_board))
 
 
 # --- colour -----------------------------------------------------------------------------------
@@ -862,9 +930,18 @@ def _refine_fit(
 def _side_median(values: np.ndarray, on_side: np.ndarray, default: float) -> np.ndarray:
     """Per stack (C,) the median of `values` (C, J) over its directions `on_side` (C, J);
     `default` where none of them has a finite value."""
+    # np.nanmedian's result by one sort (it is several times slower on these small rows): NaN
+    # sorts last, so the median is the middle of the first n (infinities count, as there)
     v = np.where(on_side, values, np.nan)
-    v[~np.isfinite(v).any(axis=1)] = default
-    return np.nanmedian(v, axis=1)
+    none = ~np.isfinite(v).any(axis=1)
+    n = (~np.isnan(v)).sum(axis=1)
+    v.sort(axis=1)
+    rows = np.arange(len(v))
+    lo = v[rows, np.maximum((n - 1) // 2, 0)]
+    hi = v[rows, np.maximum(n // 2, 0)]
+    with np.errstate(invalid="ignore"):
+        med = np.where(lo == hi, lo, 0.5 * (lo + hi))
+    return np.where(none, default, med)
 
 
 def _refine_pass(
@@ -1026,11 +1103,14 @@ def _geometry(
     image_size: tuple[int, int],
     params: TopsParams,
     intrinsics: Intrinsics | None,
+    grid: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> _Geometry:
-    """The board-only part of `read_tops`, cached on (corners, camera model, frame size, params):
-    the referee reads every settled frame on the same board fit."""
+    """The board-only part of `read_tops`, cached on (corners, camera model, grid points, frame
+    size, params): the referee reads every settled frame on the same board fit."""
     corners = np.ascontiguousarray(board.corners_px, dtype=np.float64)
     key: tuple[Any, ...] = (corners.tobytes(), tuple(image_size), params)
+    if grid is not None:
+        key += tuple(np.ascontiguousarray(g, dtype=np.float64).tobytes() for g in grid)
     if intrinsics is not None:
         key += (
             np.ascontiguousarray(intrinsics.camera_matrix, dtype=np.float64).tobytes(),
@@ -1038,7 +1118,7 @@ def _geometry(
         )
     geo = _GEOMETRY_CACHE.get(key)
     if geo is None:
-        geo = _build_geometry(camera_from_board(board, image_size, params, intrinsics), params)
+        geo = _build_geometry(camera_from_board(board, image_size, params, intrinsics, grid), params)
         with _GEOMETRY_LOCK:  # read_tops may run in several threads
             while len(_GEOMETRY_CACHE) >= _GEOMETRY_CACHE_SIZE:
                 _GEOMETRY_CACHE.pop(next(iter(_GEOMETRY_CACHE)))
@@ -1159,21 +1239,158 @@ def read_tops(
     _check_tops_frame(frame)
     letters, ref_chroma, ref_bgr = _colour_model(colours)
     _check_frame_size(frame, intrinsics)
+    grid = _grid_camera(board) if intrinsics is None else None
+    if grid is None:
+        return _read(frame, board, params, colours, letters, ref_chroma, ref_bgr, intrinsics)
+    # the camera from the board's own grid (`vision.board_camera`): its focal length, refined
+    # on the stacks (heights are whole pieces), sets the scale of every height
+    cam, focal_sigma_px, points = grid
+    reading = _read(frame, board, params, colours, letters, ref_chroma, ref_bgr, cam, points)
+    f0 = float(cam.camera_matrix[0, 0])
+    total, scale_sigma = 1.0, 0.0
+    # a focal length far off reads tall stacks past the tallest hypothesis: the factor from
+    # the others, then read again, until it settles (each pass ~1 % on the simulated table)
+    for _ in range(params.height_scale_passes):
+        scale, _sigma = height_scale(reading, f0, focal_sigma_px, params.max_height, done=total)
+        # the factor's sigma stays the one of the whole chain (against the grid's prior)
+        total *= scale
+        scale_sigma = _sigma
+        if abs(scale - 1.0) <= 0.01:
+            break
+        reading = _read(frame, board, params, colours, letters, ref_chroma, ref_bgr,
+                        _scaled_focal(cam, 1.0 / total), points)
+    return _with_scale_sigma(reading, scale_sigma)
+
+
+def _read(
+    frame: np.ndarray, board: BoardFit, params: TopsParams, colours: Mapping[str, Any] | None,
+    letters: list[str], ref_chroma: np.ndarray, ref_bgr: np.ndarray, intrinsics: Intrinsics | None,
+    grid: tuple[np.ndarray, np.ndarray] | None = None,
+) -> TopsReading:
+    """`read_tops` through one camera model (heights reported when it is given)."""
     calibrated = colours is not None
-    geo = _geometry(board, (frame.shape[1], frame.shape[0]), params, intrinsics)
-    ref_s, floor_s, prof = _sample_all(frame, geo, params)
+    geo = _geometry(board, (frame.shape[1], frame.shape[0]), params, intrinsics, grid)
+    ref_s, floor_s = _sample_floor(frame, geo)
     wb, board_chroma = _white_balance(ref_s, calibrated)
     ref_rel = ref_chroma - (board_chroma if calibrated else 0.0)  # the model against the board
     floor_sat, occupied = _occupancy(floor_s, wb, board_chroma, params)
-    prof_wb, edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, geo, params)
-    h_est, sigma_h = _refined_heights(
-        prof, prof_wb, wb, board_chroma, ref_rel, ref_bgr, occupied, edge, s_edge0, k0, shift0,
-        geo, params,
+    # the stacks only: an empty cell has no top to fit (nothing below couples the cells but the
+    # frame's common edge offset, which is fitted over the occupied ones anyway)
+    occ = np.flatnonzero(occupied)
+    if occ.size == 0:
+        n = len(CELLS)
+        return _reading(letters, floor_sat, occupied, np.ones(n, np.int64), np.zeros(n, np.int64), np.zeros(n),
+                        np.full(n, np.pi), np.zeros(n), np.zeros(n), params.empty_saturation,
+                        intrinsics is not None)
+    sub = _cells_of(geo, occ)
+    prof = _sample_profiles(frame, geo, occ, params)
+    prof_wb, edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, sub, params)
+    h_occ, sig_occ = _refined_heights(
+        prof, prof_wb, wb, board_chroma, ref_rel, ref_bgr, np.ones(len(occ), bool), edge, s_edge0,
+        k0, shift0, sub, params,
     )
-    k_final, best, d1, d2 = _top_colours(frame, geo, h_est, shift0, wb, board_chroma, ref_rel,
-                                         len(letters), params)
+    k_occ, best_occ, d1_occ, d2_occ = _top_colours(frame, sub, h_occ, shift0, wb, board_chroma, ref_rel,
+                                                   len(letters), params)
+    n = len(CELLS)
+    h_est, sigma_h, k_final = np.zeros(n), np.zeros(n), np.ones(n, np.int64)
+    best, d1, d2 = np.zeros(n, np.int64), np.zeros(n), np.full(n, np.pi)
+    h_est[occ], sigma_h[occ], k_final[occ] = h_occ, sig_occ, k_occ
+    best[occ], d1[occ], d2[occ] = best_occ, d1_occ, d2_occ
     return _reading(letters, floor_sat, occupied, k_final, best, d1, d2, h_est, sigma_h,
                     params.empty_saturation, intrinsics is not None)
+
+
+def _cells_of(geo: _Geometry, idx: np.ndarray) -> _Geometry:
+    """`geo` restricted to the cells `idx` (the per-cell arrays; the sampling maps stay)."""
+    from dataclasses import replace
+
+    return replace(geo, s_lo=geo.s_lo[idx], hyp=geo.hyp[idx], s_pred=geo.s_pred[idx],
+                   shift_dir=geo.shift_dir[idx], normal=geo.normal[idx], px_per_cell=geo.px_per_cell[idx],
+                   top_px=geo.top_px[idx])
+
+
+def _grid_camera(board: BoardFit) -> tuple[Intrinsics, float, tuple[np.ndarray, np.ndarray] | None] | None:
+    """The camera the board fit carries from its own grid (extra["lens"] == "grid"), with its
+    focal length's sigma (px) and the lattice points measured, or None."""
+    from vision.camera import Intrinsics
+
+    cam = board.extra.get("intrinsics")
+    if board.extra.get("lens") != "grid" or not isinstance(cam, Intrinsics):
+        return None
+    px, pts_board = board.extra.get("grid_points_px"), board.extra.get("grid_points_board")
+    points = (px, pts_board) if isinstance(px, np.ndarray) and isinstance(pts_board, np.ndarray) else None
+    return cam, float(board.extra.get("focal_sigma_px", math.inf)), points  # type: ignore[arg-type]
+
+
+def _scaled_focal(cam: Intrinsics, factor: float) -> Intrinsics:
+    """The same camera with its focal length times `factor` (the lens's pixel mapping kept:
+    k1 and k2 act on the normalised radius, which scales by 1 / factor)."""
+    from vision.camera import Intrinsics
+
+    k = np.array(cam.camera_matrix, dtype=np.float64)
+    k[0, 0] *= factor
+    k[1, 1] *= factor
+    d = np.array(cam.dist_coeffs, dtype=np.float64)
+    if d.size >= 2:
+        d[0] *= factor**2
+        d[1] *= factor**4
+    if d.size >= 5:
+        d[4] *= factor**6
+    return Intrinsics(k, d, cam.image_size)
+
+
+def height_scale(
+    reading: TopsReading, focal_px: float, focal_sigma_px: float, max_height: int = MAX_STACK,
+    *, done: float = 1.0,
+) -> tuple[float, float]:
+    """The factor (and its sigma) by which a reading's continuous heights are too large when the
+    focal length behind them is uncertain (`focal_sigma_px`).
+
+    A top k pieces up, seen from a camera Z above the board, appears where it does through
+    k t / (Z - k t); posed on the same board corners, a focal length a times the true one puts
+    the camera a Z up and every height estimate at a k (exactly, for the displacement and the
+    enlargement alike). Heights are whole pieces, so the factor is the one that brings the
+    estimates nearest whole numbers 1..max_height, weighed against the focal length's prior
+    (log-normal with the grid's relative sigma, at least 2 %: the principal point and the lens
+    model are assumed). Each stack's misfit is capped (a misread stack does not decide it).
+    `done`: the factor already taken off the focal length before this reading (the prior stays
+    on the grid's own focal length `focal_px`)."""
+    if reading.height_estimate is None or reading.height_sigma is None:
+        return 1.0, 0.0
+    occ = [c for c, t in reading.tops.items() if t != EMPTY]
+    h = np.array([reading.height_estimate[c] for c in occ], np.float64)
+    s = np.maximum(np.array([reading.height_sigma[c] for c in occ], np.float64), 0.1)
+    # estimates at the ends of the hypotheses' range say only "at least" / "at most"
+    high, low = h >= max_height + 0.45, h <= 0.55
+    # with no focal length from the grid (head on), the camera's prior: log-normal, sigma 0.35
+    # (a factor of 2 either way at two sigmas: from a phone-like to a wide-angle lens)
+    prior = min(max(focal_sigma_px / max(focal_px, 1e-9), 0.02), 0.35) if math.isfinite(focal_sigma_px) else 0.35
+    if h.size == 0:
+        return 1.0, prior
+    # the factor's range: the focal length's prior, within what makes the stacks 0.5..max+0.5
+    a = np.exp(np.linspace(math.log(0.25), math.log(4.0), 694))
+    u = h[None, :] / a[:, None]
+    k = np.clip(np.rint(u), 1, max_height)
+    k = np.where(high[None, :], np.minimum(u, max_height), k)  # at least u: fine up to the tallest
+    k = np.where(low[None, :], np.maximum(u, 1.0), k)  # at most u: fine down to one piece
+    cost = np.minimum(((u - k) / (s[None, :] / a[:, None])) ** 2, 9.0).sum(axis=1)
+    cost += (np.log(a * done) / prior) ** 2
+    best = int(np.argmin(cost))
+    # sigma: the spread of the factor's posterior (the cost is -2 log likelihood), which is
+    # wide where several factors fit (all stacks as tall, the grid's prior loose)
+    p = np.exp(-0.5 * (cost - cost[best]))
+    la = np.log(a)
+    sigma = math.sqrt(float(p @ (la - la[best]) ** 2) / float(p.sum()))
+    return float(a[best]), float(sigma)
+
+
+def _with_scale_sigma(reading: TopsReading, scale_sigma: float) -> TopsReading:
+    """Each stack's height sigma with the scale's relative sigma added (height times it)."""
+    if reading.height_sigma is None or reading.heights is None:
+        return reading
+    sig = {c: float(math.hypot(v, reading.heights[c] * scale_sigma)) if reading.heights[c] else v
+           for c, v in reading.height_sigma.items()}
+    return TopsReading(reading.tops, reading.confidence, reading.heights, sig, reading.height_estimate)
 
 
 def _check_tops_frame(frame: np.ndarray) -> None:
@@ -1195,18 +1412,24 @@ def _check_frame_size(frame: np.ndarray, intrinsics: Intrinsics | None) -> None:
         )
 
 
-def _sample_all(
-    frame: np.ndarray, geo: _Geometry, params: TopsParams
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One bilinear sampling pass for everything: the light-square references (C, 4, 3), the
-    floor patches (C, M, 3) and the edge profiles (C, n_dir, n_s, 3)."""
+def _sample_floor(frame: np.ndarray, geo: _Geometry) -> tuple[np.ndarray, np.ndarray]:
+    """The light-square references (C, 4, 3) and the floor patches (C, M, 3) of every cell: the
+    maps' first rows."""
     n_cells = len(CELLS)
     n_ref, n_floor = geo.n_ref, geo.n_floor
-    samples = _sample_maps(frame, geo.map_x, geo.map_y, geo.n_points)
-    ref_s = samples[:n_ref].reshape(n_cells, 4, 3)
-    floor_s = samples[n_ref : n_ref + n_floor].reshape(n_cells, -1, 3)
-    prof = samples[n_ref + n_floor :].reshape(n_cells, params.n_directions, geo.n_samples, 3)
-    return ref_s, floor_s, prof
+    rows = -(-(n_ref + n_floor) // _MAP_COLS)
+    samples = _sample_maps(frame, geo.map_x[:rows], geo.map_y[:rows], n_ref + n_floor)
+    return samples[:n_ref].reshape(n_cells, 4, 3), samples[n_ref:].reshape(n_cells, -1, 3)
+
+
+def _sample_profiles(frame: np.ndarray, geo: _Geometry, cells: np.ndarray, params: TopsParams) -> np.ndarray:
+    """The edge profiles (len(cells), n_dir, n_s, 3) of the cells `cells` (indices into CELLS)."""
+    n_head = geo.n_ref + geo.n_floor
+    per_cell = params.n_directions * geo.n_samples
+    flat_x, flat_y = geo.map_x.reshape(-1), geo.map_y.reshape(-1)
+    idx = (n_head + cells[:, None] * per_cell + np.arange(per_cell)[None, :]).ravel()
+    pts = np.stack([flat_x[idx], flat_y[idx]], axis=1)
+    return _sample(frame, pts).reshape(len(cells), params.n_directions, geo.n_samples, 3)
 
 
 def _white_balance(ref_s: np.ndarray, calibrated: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -1320,7 +1543,7 @@ def _top_colours(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Colour of the top face, at the chosen height: (height k (C,), nearest letter index (C,),
     its hue distance (C,), the second nearest's (C,), pi with one letter)."""
-    n_cells = len(CELLS)
+    n_cells = len(h_est)
     k_final = np.clip(np.rint(h_est).astype(np.int64), 1, params.max_height)
     m = geo.top_px.shape[2]
     top_px = geo.top_px[np.arange(n_cells), k_final - 1]  # (C, M, 2)

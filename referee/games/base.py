@@ -107,6 +107,12 @@ class Game:
         """Read the pieces of a settled board."""
         raise NotImplementedError
 
+    def start_colours(self, image: np.ndarray, board: Any, players: Sequence[str], *,
+                      intrinsics: Any = None) -> Mapping[str, Any] | None:
+        """The pieces' colour model learnt from `image` if it shows this game's start position
+        on `board` (the referee asks before its first reading when it has none), else None."""
+        return None
+
     def observe(self, match: Any, reading: Any) -> list[dict[str, Any]]:
         """Hand a settled reading to the match; the events it caused."""
         raise NotImplementedError

@@ -3,7 +3,8 @@
 The board is found from its markers or its cell pattern (`vision.board`) and re-measured on its
 lines (`vision.domination_board.domination_board_moved`); a board found again from the cell
 pattern keeps the corner order closest to the one before (the pattern looks the same after a
-quarter turn). The tops (and heights, with a camera model) are read by
+quarter turn). The tops and heights (through the calibration, or without one through the camera
+measured on the board's own grid, `vision.board_camera`) are read by
 `vision.domination.read_tops`; two readings agree when every cell shows the same top; the match
 is `referee.domination_match.DominationMatch`, which infers the moves. Its own controls: an
 invisible reserve placement, and the colour model sampled from the start position.
@@ -11,6 +12,7 @@ invisible reserve placement, and the colour model sampled from the start positio
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -40,6 +42,30 @@ class TopsReading:
 
     def agrees(self, other: TopsReading | None) -> bool:
         return other is not None and self.tops == other.tops
+
+
+_GRID_BOARDS: dict[bytes, Any] = {}
+_GRID_LOCK = threading.Lock()
+
+
+def _with_grid_camera(image: np.ndarray, board: Any, intrinsics: Any) -> Any:
+    """Without a calibration, the kit's board with the camera measured on its own grid
+    (`vision.board_camera.with_grid_camera`: heights from an uncalibrated frame), once per board
+    fit: the fits of the last few boards are kept by their corners and the frame size (a board
+    that moved is a new fit, measured on the frame it was found in)."""
+    from vision.board_camera import with_grid_camera
+
+    if intrinsics is not None or board.method == "chessboard":
+        return board
+    key = np.ascontiguousarray(board.corners_px, np.float64).tobytes() + repr(image.shape).encode()
+    got = _GRID_BOARDS.get(key)
+    if got is None:
+        got = with_grid_camera(image, board)
+        with _GRID_LOCK:
+            while len(_GRID_BOARDS) >= 4:
+                _GRID_BOARDS.pop(next(iter(_GRID_BOARDS)))
+            _GRID_BOARDS[key] = got
+    return got
 
 
 def _invisible(service: Any, p: dict[str, Any]) -> list[dict[str, Any]]:
@@ -140,7 +166,8 @@ class DominationGame(Game):
         if board.method == "chessboard":  # draughts men on a chessboard (issue 19)
             chess = read_chess_tops(image, board, colours or {}, intrinsics=intrinsics)
             return TopsReading(tops=dict(chess.tops), heights=None, height_sigma=None)
-        tops = read_tops(image, board, colours=colours, intrinsics=intrinsics)
+        tops = read_tops(image, _with_grid_camera(image, board, intrinsics), colours=colours,
+                         intrinsics=intrinsics)
         heights = sigma = None
         if tops.heights:
             # Height estimates of occupied cells only, never claimed more certain than 0.05 piece.
@@ -149,6 +176,26 @@ class DominationGame(Game):
             given = tops.height_sigma or {}
             sigma = {c: max(float(given.get(c, 0.5)), 0.05) for c in occupied}
         return TopsReading(tops=dict(tops.tops), heights=heights, height_sigma=sigma)
+
+    def start_colours(self, image: np.ndarray, board: Any, players: Sequence[str], *,
+                      intrinsics: Any = None) -> Mapping[str, Any] | None:
+        """On a chessboard, the men's colours from the standard 2-player start: learnt on its
+        36 cells (`vision.chess_tops.learn_chess_colours`) and kept only when they read this
+        very frame back as that start, every one of the 52 cells (a frame of anything else
+        gives None: the referee asks again on the next one)."""
+        from calibration.colour import standard_start_cells
+        from vision.chess_tops import learn_chess_colours, read_chess_tops
+        from vision.errors import VisionError
+
+        if board.method != "chessboard" or len(players) != 2:
+            return None
+        start = standard_start_cells(players)
+        try:
+            model = learn_chess_colours(image, board, start, intrinsics=intrinsics)
+            tops = read_chess_tops(image, board, model, intrinsics=intrinsics).tops
+        except VisionError:
+            return None
+        return model if all(tops[c] == start.get(c, ".") for c in tops) else None
 
     def observe(self, match: DominationMatch, reading: TopsReading) -> list[dict[str, Any]]:
         return match.observe(reading.tops, reading.heights, reading.height_sigma)
@@ -160,7 +207,7 @@ class DominationGame(Game):
 
         if board.method == "chessboard":  # its men's colours must be learnt first: a clear error
             read_chess_tops(image, board, {}, intrinsics=intrinsics)
-        reading = read_tops(image, board, intrinsics=intrinsics)
+        reading = read_tops(image, _with_grid_camera(image, board, intrinsics), intrinsics=intrinsics)
         out: dict[str, Any] = {"tops": dict(reading.tops),
                                "heights": None if reading.heights is None else dict(reading.heights)}
         if getattr(reading, "confidence", None) is not None:
