@@ -154,6 +154,10 @@ class DominationGame(Game):
         corners = np.asarray(board.corners_px, dtype=float)
         best = min(range(4), key=lambda k: float(np.linalg.norm(
             np.roll(corners, -k, axis=0) - previous.corners_px)))
+        if best and board.method == "chessboard":  # keep its own lens and its reader
+            from vision.chessboard import turn_board
+
+            return turn_board(board, best, intrinsics)
         if best:
             return fit_from_corners(np.roll(corners, -best, axis=0), self.name, intrinsics)
         return board
