@@ -102,6 +102,11 @@ def find_chessboard(
     if offset is None:
         raise BoardNotFoundError("chessboard: the grid found does not fit inside an 8x8 board")
     board_xy = grid + offset  # inner corners at 1..7
+    inner = np.all((board_xy >= 1) & (board_xy <= 7), axis=1)
+    idx, grid, board_xy = idx[inner], grid[inner], board_xy[inner]
+    if len(idx) < p.min_corners:
+        raise BoardNotFoundError(
+            f"chessboard: only {len(idx)} square corners inside the 8x8, need {p.min_corners}")
     # sub-pixel corners in the full frame
     px_full = ((pts[idx] + 0.5) / scale - 0.5).astype(np.float32)
     win = max(3, round(0.2 * square_px / scale))
@@ -366,7 +371,10 @@ def _board_offset(small: np.ndarray, px: np.ndarray, grid: np.ndarray) -> np.nda
     most clearly while the squares just beyond each side do not (a border, the table). The cut
     squares are left out: tape, paper or spare men cover them."""
     span = grid.max(axis=0)
-    if span[0] > 6 or span[1] > 6:
+    # a lattice wider than the 7 inner corners has junctions of the corner marks or the border
+    # in it (tape on a square beside a dark border is an X too): up to one each side is allowed,
+    # the placement decides which are the board's and the rest is dropped
+    if span[0] > 8 or span[1] > 8:
         return None
     H, _ = cv2.findHomography(grid, px, 0)
     if H is None:
@@ -375,7 +383,9 @@ def _board_offset(small: np.ndarray, px: np.ndarray, grid: np.ndarray) -> np.nda
     lo = -8  # lattice squares -8 .. 8 cover every placement and the squares beyond it
     idx = np.arange(lo, 9)
     ii, jj = np.meshgrid(idx, idx, indexing="ij")
-    sub = np.array([[0.15, 0.15], [0.85, 0.15], [0.15, 0.85], [0.85, 0.85]])
+    # each square's level near its four corners (0.57 squares from its centre: beyond a man and
+    # its jitter, 0.1 squares from the edges: beyond the blur at 25 px a square)
+    sub = np.array([[0.1, 0.1], [0.9, 0.1], [0.1, 0.9], [0.9, 0.9]])
     pts = (np.stack([ii, jj], -1)[..., None, :] + sub).reshape(-1, 2)
     q = apply_homography(H, pts)
     ok = (q[:, 0] >= 0) & (q[:, 0] < g.shape[1] - 1) & (q[:, 1] >= 0) & (q[:, 1] < g.shape[0] - 1)
@@ -387,16 +397,20 @@ def _board_offset(small: np.ndarray, px: np.ndarray, grid: np.ndarray) -> np.nda
     with warnings.catch_warnings():  # squares out of the picture: all-NaN, skipped below
         warnings.simplefilter("ignore", RuntimeWarning)
         level = np.nanmedian(vals.reshape(len(idx), len(idx), 4), axis=2)
-    signed = level * np.where((ii + jj) % 2 == 0, 1.0, -1.0)
+    even = (ii + jj) % 2 == 0
 
     def side_contrast(cells: list[tuple[int, int]]) -> float:
-        v = [signed[a - lo, b - lo] for a, b in cells if 0 <= a - lo < len(idx) and 0 <= b - lo < len(idx)]
-        v = [x for x in v if np.isfinite(x)]
-        return abs(float(np.mean(v))) if v else 0.0
+        """How clearly the squares alternate: the median of one parity against the other's
+        (medians: men, a hand or a mark on a few of the squares do not flip it)."""
+        a = [level[x - lo, y - lo] for x, y in cells if 0 <= x - lo < len(idx) and 0 <= y - lo < len(idx)
+             and even[x - lo, y - lo] and np.isfinite(level[x - lo, y - lo])]
+        b = [level[x - lo, y - lo] for x, y in cells if 0 <= x - lo < len(idx) and 0 <= y - lo < len(idx)
+             and not even[x - lo, y - lo] and np.isfinite(level[x - lo, y - lo])]
+        return abs(float(np.median(a)) - float(np.median(b))) if a and b else 0.0
 
     best, best_score = None, -np.inf
-    for ox in range(int(span[0]) - 6, 1):
-        for oy in range(int(span[1]) - 6, 1):
+    for ox in range(min(int(span[0]) - 6, 0), max(int(span[0]) - 6, 0) + 1):
+        for oy in range(min(int(span[1]) - 6, 0), max(int(span[1]) - 6, 0) + 1):
             # board square (c, r) is lattice square (c - 1 + ox, r - 1 + oy)
             inside = [(c - 1 + ox, r - 1 + oy) for c in range(8) for r in range(8) if (c, r) not in CUT_GRID]
             beyond = [[(-2 + ox, r - 1 + oy) for r in range(8)], [(7 + ox, r - 1 + oy) for r in range(8)],
