@@ -61,6 +61,12 @@ def tops_of(state: Any) -> dict[str, str]:
     return {cell: (state.stacks.get(cell) or ".")[-1] for cell in rdom.CELLS}
 
 
+def half_turned(tops: Mapping[str, str]) -> dict[str, str]:
+    """The tops as they read with the board turned half round (a8 <-> h1): cell -> letter."""
+    half = rdom.SYMMETRIES[1]  # (file, rank) -> (7 - file, 7 - rank)
+    return {c: tops[rdom.CELLS[half[i]]] for i, c in enumerate(rdom.CELLS)}
+
+
 #: a message names at most this many cells; the diagram marks every one
 NAMED_AT_MOST = 4
 
@@ -111,6 +117,9 @@ class DominationMatch(MatchBase):
     ) -> None:
         self._players = tuple(players)
         self.auto_confirm = auto_confirm
+        #: set by the loop: the board's a8 corner was the finder's guess (a chessboard), so a
+        #: start read half a turn round turns the board instead of asking for a new setup
+        self.board_may_turn = False
         self.variant = domination_variant(self._players, variant)
         self.hypotheses: list[_Hypothesis] = []
         if state is not None:
@@ -197,6 +206,13 @@ class DominationMatch(MatchBase):
             start = rdom.State.standard_start(self._players, fast=v.fast, up_to_k=v.up_to_k,
                                               anti_symmetry=v.anti_symmetry)
             wrong = [c for c in rdom.CELLS if tops_of(start)[c] != tops[c]]
+            if wrong and self.board_may_turn and not [
+                    c for c, t in half_turned(tops).items() if tops_of(start)[c] != t]:
+                # the start is not symmetric under a half turn (its colours swap): a8 is at the
+                # other light corner of a chessboard; the loop turns the board once
+                return [{"type": "board", "code": "turned", "quarter_turns": 2,
+                         "text": "The start shows a8 at the other light corner: reading the "
+                                 "board half a turn round"}] + self._start(start, "Standard start recognised")
             if wrong and self.auto_confirm:
                 stacks = {c: t for c, t in tops.items() if t != "."}
                 return self._start(rdom.State.from_setup(stacks, self._players,
