@@ -98,6 +98,7 @@ def find_chessboard(
         )
     idx = np.array(list(labels.keys()))
     grid = np.array([labels[i] for i in idx], np.float64)
+    idx, grid = _trim_to_inner(pts, idx, grid)
     offset = _board_offset(small, pts[idx], grid)
     if offset is None:
         raise BoardNotFoundError("chessboard: the grid found does not fit inside an 8x8 board")
@@ -365,16 +366,34 @@ def _grow(pts: np.ndarray, pol: np.ndarray, tree: Any, s: int, basis: tuple[np.n
 # ---- 3. which 7x7 are the inner corners -------------------------------------------------------
 
 
+def _trim_to_inner(pts: np.ndarray, idx: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A lattice wider than the 7 inner corners has junctions of the corner marks or the border
+    in it (tape on a square beside a dark border is an X too): while it is, the end line whose
+    junctions sit further off the lattice (median, in squares) is dropped. The squares' own
+    corners lie on it to the blur's precision; a mark's edges only roughly."""
+    while True:
+        span = grid.max(axis=0) - grid.min(axis=0)
+        axis = int(np.argmax(span))
+        if span[axis] <= 6 or len(idx) < 8:
+            return idx, grid - grid.min(axis=0)
+        H, _ = cv2.findHomography(grid, pts[idx], 0)
+        if H is None:
+            return idx, grid - grid.min(axis=0)
+        size = np.linalg.norm(apply_homography(H, grid + [0.5, 0.5]) - apply_homography(H, grid - [0.5, 0.5]),
+                              axis=1) / math.sqrt(2.0)
+        off = np.linalg.norm(apply_homography(H, grid) - pts[idx], axis=1) / np.maximum(size, 1e-6)
+        lo, hi = grid[:, axis] == grid[:, axis].min(), grid[:, axis] == grid[:, axis].max()
+        drop = hi if float(np.median(off[hi])) > float(np.median(off[lo])) else lo
+        idx, grid = idx[~drop], grid[~drop]
+
+
 def _board_offset(small: np.ndarray, px: np.ndarray, grid: np.ndarray) -> np.ndarray | None:
     """The offset (dx, dy) taking lattice labels to board coordinates (inner corners 1..7): of
     the placements of the 8x8 that contain the lattice, the one whose playable squares alternate
     most clearly while the squares just beyond each side do not (a border, the table). The cut
     squares are left out: tape, paper or spare men cover them."""
     span = grid.max(axis=0)
-    # a lattice wider than the 7 inner corners has junctions of the corner marks or the border
-    # in it (tape on a square beside a dark border is an X too): up to one each side is allowed,
-    # the placement decides which are the board's and the rest is dropped
-    if span[0] > 8 or span[1] > 8:
+    if span[0] > 6 or span[1] > 6:
         return None
     H, _ = cv2.findHomography(grid, px, 0)
     if H is None:
@@ -409,8 +428,8 @@ def _board_offset(small: np.ndarray, px: np.ndarray, grid: np.ndarray) -> np.nda
         return abs(float(np.median(a)) - float(np.median(b))) if a and b else 0.0
 
     best, best_score = None, -np.inf
-    for ox in range(min(int(span[0]) - 6, 0), max(int(span[0]) - 6, 0) + 1):
-        for oy in range(min(int(span[1]) - 6, 0), max(int(span[1]) - 6, 0) + 1):
+    for ox in range(int(span[0]) - 6, 1):
+        for oy in range(int(span[1]) - 6, 1):
             # board square (c, r) is lattice square (c - 1 + ox, r - 1 + oy)
             inside = [(c - 1 + ox, r - 1 + oy) for c in range(8) for r in range(8) if (c, r) not in CUT_GRID]
             beyond = [[(-2 + ox, r - 1 + oy) for r in range(8)], [(7 + ox, r - 1 + oy) for r in range(8)],
