@@ -70,6 +70,10 @@ class ChessTopsParams:
     #: (log BGR) from the square's: a bare square's centre lies within 0.04 (median) and 0.15
     #: (95 %) of its colour after the light-level correction
     colour_tells: float = 0.25
+    #: colour says "bare square" surely when the centre is nearer its square's colour than the
+    #: nearest piece colour by this share of the two colours' distance; below it, a closed
+    #: outline (`outline_alone`) is a piece all the same (a black top with its rim and a glint)
+    bare_sure: float = 0.5
 
 
 def _log(bgr: np.ndarray) -> np.ndarray:
@@ -313,8 +317,16 @@ def _decide(base: np.ndarray, top: np.ndarray, cap: np.ndarray, model: np.ndarra
     d_base = np.linalg.norm(_log(_without_glare(base, colours, cap)) - model[None], axis=2).min(axis=1)
     clean = _without_glare(top, colours, cap)
     d_top = np.linalg.norm(_log(clean) - model[None], axis=2)
-    piece = np.where(sep >= p.colour_tells, d_empty >= d_base, closure >= p.outline_alone)
-    piece = (piece & (closure > p.outline_none)) | (closure >= p.outline_sure)
+    # a piece shows its colour at the centre or, on a tall stack seen aslant, at its top
+    d_base = np.minimum(d_base, d_top.min(axis=1))
+    # how clearly the centre is its square rather than the nearest piece colour: 1 when it is
+    # the square's colour, 0 half-way, below 0 nearer the piece colour
+    bare = (d_base - d_empty) / np.maximum(sep, 1e-6)
+    by_colour = np.where(sep >= p.colour_tells, bare < 0.0, closure >= p.outline_alone)
+    piece = (by_colour & (closure > p.outline_none)) | (closure >= p.outline_sure)
+    # a closed outline where colour says "bare" only faintly (a black top with its rim and a
+    # glint, on a dark square) is a piece too
+    piece |= (closure >= p.outline_alone) & (bare < p.bare_sure)
     nearest = np.argmin(d_top, axis=1)
     glare = (top - clean[np.arange(len(top)), nearest]).mean(axis=1)
     return d_base, d_top, piece, glare
