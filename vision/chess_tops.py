@@ -113,10 +113,11 @@ def _remap_points(image: np.ndarray, px: np.ndarray) -> np.ndarray:
     return out.reshape(-1)[:n]
 
 
-def _edge_blur(grey: np.ndarray, board: BoardFit, cam: Intrinsics | None) -> float:
+def _edge_blur(grey: np.ndarray, board: BoardFit, cam: Intrinsics | None, origin: np.ndarray) -> float:
     """How far (board units, one sigma) the squares' edges are smeared in `grey`: the second
     moment of the mean grey-level step across the edges between neighbouring playable squares,
-    measured near the squares' corners (where no man reaches: 0.55 squares from its centre)."""
+    measured near the squares' corners (where no man reaches: 0.55 squares from its centre);
+    `grey` is the frame's part from `origin` (px) on."""
     index = {(float(x), float(y)) for x, y in _CENTRES}
     t = np.linspace(-0.15, 0.15, 31)
     lines = []
@@ -126,7 +127,7 @@ def _edge_blur(grey: np.ndarray, board: BoardFit, cam: Intrinsics | None) -> flo
         if (x, y + 1.0) in index:
             lines += [np.stack([np.full_like(t, x + v), y + 0.5 + t], 1) for v in (-0.42, 0.42)]
     pts = np.concatenate(lines)
-    prof = _remap_points(grey, board_to_image_lookup(pts, board, cam)).reshape(len(lines), len(t))
+    prof = _remap_points(grey, board_to_image_lookup(pts, board, cam) - origin).reshape(len(lines), len(t))
     prof *= np.sign(prof[:, -1] - prof[:, 0])[:, None]  # each edge rising
     step = np.median(np.diff(prof, axis=1), axis=0)  # the typical edge (a man's side: a minority)
     step = np.maximum(step - np.median(np.r_[step[:5], step[-5:]]), 0.0)
@@ -172,14 +173,20 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     side, a shadow or wood grain crosses only part of it); the best height wins."""
     import cv2
 
-    grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    # only the board's part of the frame (its 8x8 and a square around it: tall stacks lean out)
+    box = board_to_image_lookup(np.array([[-1.0, -1.0], [9.0, -1.0], [9.0, 9.0], [-1.0, 9.0]]), board, cam)
+    h, w = frame.shape[:2]
+    x0, y0 = (int(np.clip(np.floor(box[:, k].min()), 0, lim - 1)) for k, lim in ((0, w), (1, h)))
+    x1, y1 = (int(np.clip(np.ceil(box[:, k].max()) + 1, 1, lim)) for k, lim in ((0, w), (1, h)))
+    origin = np.array([x0, y0], np.float64)
+    grey = cv2.cvtColor(frame[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY).astype(np.float32)
     grey = cv2.GaussianBlur(grey, (0, 0), 1.0)
     gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)
     n_ang, n_sectors = 48, 8
     ang = np.arange(n_ang) * (2 * np.pi / n_ang)
     lo, hi = p.outline_radii
-    radii = np.linspace(lo, hi, 10)
+    radii = np.linspace(lo, hi, 10)  # 0.026 squares apart: 2 px at 80 px a square, a rim is ~3
     ring = (radii[:, None, None] * np.stack([np.cos(ang), np.sin(ang)], 1)[None]).reshape(-1, 2)
     heights = np.arange(1, p.max_height + 1)
     pts = []
@@ -195,7 +202,7 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     square_px = np.linalg.norm(unit[len(_CENTRES):] - unit[: len(_CENTRES)], axis=1)
     ring_b = np.stack(pts).reshape(len(heights), len(_CENTRES), len(radii), n_ang, 2)
     dirs = np.stack([np.cos(ang), np.sin(ang)], 1)
-    bare = _bare_step(ring_b, dirs, square_grey, _edge_blur(grey, board, cam))
+    bare = _bare_step(ring_b, dirs, square_grey, _edge_blur(grey, board, cam, origin))
     bare = bare / square_px[None, :, None, None]
     px = board_to_image_lookup(np.concatenate(pts + mids), board, cam)
     n, m = len(_CENTRES), len(ring)
@@ -203,13 +210,13 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     mid_px = px[len(heights) * n * m :].reshape(len(heights), n, 1, 2)
     radial = ring_px - mid_px
     radial /= np.maximum(np.linalg.norm(radial, axis=3, keepdims=True), 1e-6)
-    vx = _remap_points(gx, ring_px.reshape(-1, 2)).reshape(radial.shape[:3])
-    vy = _remap_points(gy, ring_px.reshape(-1, 2)).reshape(radial.shape[:3])
+    vx = _remap_points(gx, ring_px.reshape(-1, 2) - origin).reshape(radial.shape[:3])
+    vy = _remap_points(gy, ring_px.reshape(-1, 2) - origin).reshape(radial.shape[:3])
     # noise and grain of each square colour in this frame: the grey-level gradient where only
     # the square shows (beside a piece, 0.38-0.46 squares off the centre along the diagonals)
     d = np.array([-0.46, -0.42, -0.38, 0.38, 0.42, 0.46])
     offs = np.array([[a, b] for a in d for b in d if abs(abs(a) - abs(b)) < 1e-9])
-    quiet_px = board_to_image_lookup((_CENTRES[:, None, :] + offs[None]).reshape(-1, 2), board, cam)
+    quiet_px = board_to_image_lookup((_CENTRES[:, None, :] + offs[None]).reshape(-1, 2), board, cam) - origin
     mag = np.hypot(_remap_points(gx, quiet_px), _remap_points(gy, quiet_px)).reshape(n, -1) / 8.0
     noise = np.empty(n)
     for dark in (False, True):
@@ -336,15 +343,13 @@ def _glare_field(glare: np.ndarray, piece: np.ndarray) -> np.ndarray:
     """Per cell, the glare its neighbourhood's tops show: the median over the tops within 1.5
     squares (a lamp's reflection is smooth over the board, the board itself matte; a misread
     top is a minority)."""
-    out = np.zeros(len(CELLS))
     if not piece.any():
-        return out
+        return np.zeros(len(CELLS))
     near = np.linalg.norm(_CENTRES[:, None, :] - _CENTRES[None, piece, :], axis=2) <= 1.5
-    vals = glare[piece]
-    for i in range(len(CELLS)):
-        if near[i].any():
-            out[i] = float(np.median(vals[near[i]]))
-    return out
+    vals = np.where(near, glare[piece][None, :], np.nan)
+    with warnings.catch_warnings():  # no top within reach: NaN, no glare
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nan_to_num(np.nanmedian(vals, axis=1), nan=0.0)
 
 
 def read_chess_tops(
