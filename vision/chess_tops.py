@@ -138,17 +138,11 @@ def _edge_blur(grey: np.ndarray, board: BoardFit, cam: Intrinsics | None, origin
     return float(np.sqrt((step * (mid - centre) ** 2).sum() / step.sum()))
 
 
-def _bare_step(pts_board: np.ndarray, dirs: np.ndarray, square_grey: np.ndarray, sigma: float) -> np.ndarray:
+def _bare_step(pts_board: np.ndarray, dirs: np.ndarray, grid: np.ndarray, sigma: float) -> np.ndarray:
     """The bare board's grey-level step (per board unit) along `dirs` (A, 2) at points
-    (..., R, A, 2) on the board: each square at its own grey level (`square_grey` (52,), the cut
-    squares and beyond the board at the median of their colour), edges blurred by `sigma`."""
-    grid = np.empty((10, 10))  # squares -1..8 (beyond the board: its colour's median)
-    even = (np.add.outer(np.arange(-1, 9), np.arange(-1, 9)) % 2) == 0
-    light = np.median(square_grey[~_DARK])
-    dark = np.median(square_grey[_DARK])
-    grid[:] = np.where(even, light, dark)
-    for (x, y), g in zip(_CENTRES, square_grey):
-        grid[int(x) + 1, int(y) + 1] = g
+    (..., R, A, 2) on the board: each square at its own grey level (`grid` (10, 10): squares
+    -1..8 by (col, row), the cut squares' marks and what lies beyond the 8x8 included), edges
+    blurred by `sigma`."""
     q = pts_board
     out = np.zeros(q.shape[:-1])
     norm = 1.0 / (max(sigma, 1e-3) * math.sqrt(2 * math.pi))
@@ -202,7 +196,16 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     square_px = np.linalg.norm(unit[len(_CENTRES):] - unit[: len(_CENTRES)], axis=1)
     ring_b = np.stack(pts).reshape(len(heights), len(_CENTRES), len(radii), n_ang, 2)
     dirs = np.stack([np.cos(ang), np.sin(ang)], 1)
-    bare = _bare_step(ring_b, dirs, square_grey, _edge_blur(grey, board, cam, origin))
+    # the grey level of every square of the 10x10 around the board where a man does not reach
+    # (the playable ones measured already; the cut squares' tape, paper or spare men, and the
+    # border or table beyond: their four samples 0.42 squares off the centre along the diagonals)
+    ij = np.array([(i, j) for i in range(-1, 9) for j in range(-1, 9)], np.float64)
+    diag = np.array([[-0.42, -0.42], [0.42, -0.42], [0.42, 0.42], [-0.42, 0.42]])
+    sq_px = board_to_image_lookup((ij[:, None, :] + 0.5 + diag[None]).reshape(-1, 2), board, cam) - origin
+    grid = np.median(_remap_points(grey, sq_px).reshape(len(ij), 4), axis=1).reshape(10, 10)
+    for (x, y), g in zip(_CENTRES, square_grey):
+        grid[int(x) + 1, int(y) + 1] = g
+    bare = _bare_step(ring_b, dirs, grid, _edge_blur(grey, board, cam, origin))
     bare = bare / square_px[None, :, None, None]
     px = board_to_image_lookup(np.concatenate(pts + mids), board, cam)
     n, m = len(_CENTRES), len(ring)
