@@ -220,3 +220,28 @@ def test_black_men_on_black_squares_and_white_on_white_with_glare(kind: str, mos
     # measured today, of 156 cells: counters 3 wrong (black on black, 5 high), chips and
     # draughts men none; with the reader before, 6, 2 and 4
     assert len(wrong) <= most_wrong, wrong
+
+
+@pytest.mark.parametrize("seed", [102, 103])
+def test_a_crowded_chessboard_is_not_taken_for_the_kits_cells(seed: int) -> None:
+    """The kit's cell finder sees a few of a chessboard's light squares as its cells (10 of 52 on
+    these frames) and used to win; the chessboard found in the same frame does now."""
+    from vision.domination_board import find_domination_board
+
+    rng = np.random.default_rng(seed)
+    board = CHESSBOARDS[["vinyl", "print"][seed % 2]].replace(corners="tape")
+    colours = {k: PIECE_COLOURS[k] for k in "KW"}
+    cam = random_camera(rng, "domination")
+    opts = RenderOptions.random(rng)
+    stacks = {c: "".join(rng.choice(list(colours), size=int(rng.integers(1, 6))))
+              for c in playable_cells() if rng.random() < 0.85}
+    r = render_domination(stacks, cam, rng, colours=colours, options=opts, board=board, men=Men(kind="chip"))
+    assert find_domination_board(r.image).extra["cells_found"] < 26  # the trap is there
+    fit = find_board(r.image, game="domination")
+    assert fit.method == "chessboard"
+    turns, _ = _turn_to_truth(fit.corners_px, np.array(r.truth["corners_px"]))
+    fit = turn_board(fit, turns)
+    centres = np.array([cell_centre_board(c) for c in CELLS])
+    truth = cam.project(np.c_[centres, np.zeros(len(centres))])
+    square_px = float(np.linalg.norm(truth[1] - truth[0]))
+    assert float(np.linalg.norm(board_to_image(centres, fit) - truth, axis=1).max()) < 0.1 * square_px
