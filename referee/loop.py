@@ -176,10 +176,13 @@ class Referee:
         return self.emit(events)
 
     def feed(self, reading: Reading) -> list[dict[str, Any]]:
-        events = self.spec.observe(self.match, reading)
+        return self.follow_turns(self.spec.observe(self.match, reading))
+
+    def follow_turns(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The match's events, the board turned where one says a8 is at another corner than the
+        finder's guess (the start, or the players' answer): once, and kept so through bumps
+        (`orient_board` follows the corner order)."""
         for e in events:
-            # the start showed a8 at another corner than the finder's guess: turn the board
-            # once, and keep it so through bumps (`orient_board` follows the corner order)
             if e.get("type") == "board" and e.get("code") == "turned" and self.board is not None:
                 self.board = self.spec.turn_board(self.board, int(e["quarter_turns"]), self.intrinsics)
                 self._follow_view()

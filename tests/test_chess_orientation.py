@@ -93,3 +93,25 @@ def test_a_half_turned_start_turns_the_board_only_when_its_a8_was_a_guess() -> N
     events = fixed.observe(read)
     assert [e["code"] for e in events] == ["setup"]
     assert fixed.phase == "setup"
+
+
+def test_a_four_player_start_on_a_chessboard_asks_once_where_a8_is() -> None:
+    """No standard layout tells a8 for 3-4 players: the setup question offers "a8 is the other
+    light corner", and that answer turns the board (event) and the start with it."""
+    players = ("G", "R", "B", "Y")
+    read = {"b7": "G", "c7": "R", "d7": "B", "e7": "Y", "c2": "G", "d2": "R", "f2": "B", "g2": "Y"}
+    tops = {c: read.get(c, ".") for c in rdom.CELLS}
+    match = DominationMatch(players=players)
+    match.board_may_turn = True
+    (question,) = [e for e in match.observe(tops) if e["type"] == "question"]
+    assert [c["id"] for c in question["choices"]] == ["yes", "turned", "no"]
+    events = match.answer(question["id"], "turned")
+    assert next(e for e in events if e.get("code") == "turned")["quarter_turns"] == 2
+    assert match.phase == "await_move"
+    expected = half_turned(tops)
+    assert {c: t for c, t in tops_of(match.state).items()} == expected
+    assert tops_of(match.state)["b7"] == "Y"  # g2's man, half a turn round
+    # the kit's board: no such choice (its markers fix a8)
+    kit = DominationMatch(players=players)
+    (question,) = [e for e in kit.observe(tops) if e["type"] == "question"]
+    assert [c["id"] for c in question["choices"]] == ["yes", "no"]
