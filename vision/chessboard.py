@@ -384,6 +384,12 @@ def _trim_to_inner(pts: np.ndarray, idx: np.ndarray, grid: np.ndarray) -> tuple[
         off = np.linalg.norm(apply_homography(H, grid) - pts[idx], axis=1) / np.maximum(size, 1e-6)
         lo, hi = grid[:, axis] == grid[:, axis].min(), grid[:, axis] == grid[:, axis].max()
         drop = hi if float(np.median(off[hi])) > float(np.median(off[lo])) else lo
+        # only a line clearly off the lattice (3 x the others' offset, and over 0.06 squares: a
+        # corner's sub-pixel scatter at 25 px a square) is a mark's; a lattice regular beyond
+        # 7x7 is no chessboard (a drawn grid), and stays too wide
+        rest = float(np.median(off[~drop]))
+        if float(np.median(off[drop])) <= max(3.0 * rest, 0.06):
+            return idx, grid - grid.min(axis=0)
         idx, grid = idx[~drop], grid[~drop]
 
 
