@@ -61,6 +61,18 @@ def tops_of(state: Any) -> dict[str, str]:
     return {cell: (state.stacks.get(cell) or ".")[-1] for cell in rdom.CELLS}
 
 
+#: the event telling the loop to turn the board half round (a8 at the chessboard's other light
+#: corner), once, at the start
+BOARD_TURNED = {"type": "board", "code": "turned", "quarter_turns": 2,
+                "text": "a8 is at the other light corner: reading the board half a turn round"}
+
+
+def half_turned(tops: Mapping[str, str]) -> dict[str, str]:
+    """The tops as they read with the board turned half round (a8 <-> h1): cell -> letter."""
+    half = rdom.SYMMETRIES[1]  # (file, rank) -> (7 - file, 7 - rank)
+    return {c: tops[rdom.CELLS[half[i]]] for i, c in enumerate(rdom.CELLS)}
+
+
 #: a message names at most this many cells; the diagram marks every one
 NAMED_AT_MOST = 4
 
@@ -111,6 +123,9 @@ class DominationMatch(MatchBase):
     ) -> None:
         self._players = tuple(players)
         self.auto_confirm = auto_confirm
+        #: set by the loop: the board's a8 corner was the finder's guess (a chessboard), so a
+        #: start read half a turn round turns the board instead of asking for a new setup
+        self.board_may_turn = False
         self.variant = domination_variant(self._players, variant)
         self.hypotheses: list[_Hypothesis] = []
         if state is not None:
@@ -197,6 +212,11 @@ class DominationMatch(MatchBase):
             start = rdom.State.standard_start(self._players, fast=v.fast, up_to_k=v.up_to_k,
                                               anti_symmetry=v.anti_symmetry)
             wrong = [c for c in rdom.CELLS if tops_of(start)[c] != tops[c]]
+            if wrong and self.board_may_turn and not [
+                    c for c, t in half_turned(tops).items() if tops_of(start)[c] != t]:
+                # the start is not symmetric under a half turn (its colours swap): a8 is at the
+                # other light corner of a chessboard; the loop turns the board once
+                return [dict(BOARD_TURNED)] + self._start(start, "Standard start recognised")
             if wrong and self.auto_confirm:
                 stacks = {c: t for c, t in tops.items() if t != "."}
                 return self._start(rdom.State.from_setup(stacks, self._players,
@@ -232,6 +252,11 @@ class DominationMatch(MatchBase):
             + " pieces. Is that right?",
             "choices": [{"id": "yes", "label": "yes, start"}, {"id": "no", "label": "read again"}],
         }
+        if self.board_may_turn:
+            # a 3-4 player start has no standard layout to tell a8 by: the players say it, once
+            self._question["text"] += " (a8 is the light corner marked on the picture)"
+            self._question["choices"].insert(1, {"id": "turned",
+                                                 "label": "yes, but a8 is the other light corner"})
         self.instruction = {"kind": "question", "text": self._question["text"], "highlight": []}
         return [{"type": "question", **self._question}]
 
@@ -432,6 +457,11 @@ class DominationMatch(MatchBase):
         if q["kind"] == "confirm":
             if choice == "yes":
                 return [ev] + self._start(self._proposed_start, "Start position confirmed")
+            if choice == "turned":
+                stacks = half_turned({c: self._proposed_start.stack(c) or "." for c in rdom.CELLS})
+                state = rdom.State.from_setup({c: t for c, t in stacks.items() if t != "."},
+                                              self._players, variant=self.variant)
+                return [ev, dict(BOARD_TURNED)] + self._start(state, "Start position confirmed, a8 at the other corner")
             self.phase = "setup"
             self._last_signature = None
             return [ev]

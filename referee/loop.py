@@ -176,7 +176,18 @@ class Referee:
         return self.emit(events)
 
     def feed(self, reading: Reading) -> list[dict[str, Any]]:
-        return self.spec.observe(self.match, reading)
+        return self.follow_turns(self.spec.observe(self.match, reading))
+
+    def follow_turns(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The match's events, the board turned where one says a8 is at another corner than the
+        finder's guess (the start, or the players' answer): once, and kept so through bumps
+        (`orient_board` follows the corner order)."""
+        for e in events:
+            if e.get("type") == "board" and e.get("code") == "turned" and self.board is not None:
+                self.board = self.spec.turn_board(self.board, int(e["quarter_turns"]), self.intrinsics)
+                self._follow_view()
+                self._acted_on = self._candidate = None
+        return events
 
     def _check_board(self, image: np.ndarray) -> list[dict[str, Any]]:
         """Has the board moved in the picture? Then find it again (given corners are kept)."""
@@ -226,6 +237,9 @@ class Referee:
         """The verdicts' words follow the board as the camera shows it (`referee.view`)."""
         if hasattr(self.match, "view_turns") and self.board is not None:
             self.match.view_turns = quarter_turns(self.board.corners_px)
+        if hasattr(self.match, "board_may_turn") and self.board is not None:
+            # only a board the finder oriented by guess (a chessboard's two light corners)
+            self.match.board_may_turn = self.board.method == "chessboard"
 
     def read(self, image: np.ndarray) -> Reading:
         if self.colours is None and self.spec.uses_colour_model and self._acted_on is None:

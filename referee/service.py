@@ -563,7 +563,7 @@ class RefereeService:
     def _cmd_answer(self, p: dict[str, Any]) -> list[dict[str, Any]]:
         if "question_id" not in p or "choice" not in p:
             raise CommandError("bad_request", "answer needs 'question_id' and 'choice'")
-        return self.referee.match.answer(str(p["question_id"]), str(p["choice"]))
+        return self.referee.follow_turns(self.referee.match.answer(str(p["question_id"]), str(p["choice"])))
 
     def _cmd_confirm(self, p: dict[str, Any]) -> list[dict[str, Any]]:
         q = self.referee.match.question()

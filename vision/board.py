@@ -37,6 +37,10 @@ from vision.geometry import (
     fit_from_corners,
 )
 
+#: the kit's cell finder is taken at its word from this many of its 52 cells (on a chessboard
+#: it saw 8-20 of the light squares, on the kit with men it sees most cells' light corners)
+KIT_CELLS_SURE = 26
+
 
 def find_board(
     frame: np.ndarray,
@@ -67,14 +71,21 @@ def find_board(
         except BoardNotFoundError as exc:
             tried.append(str(exc))
     if game == "domination":
+        kit = None
         try:
-            return find_domination_board(frame, params, corners_px=None, intrinsics=intrinsics)
+            kit = find_domination_board(frame, params, corners_px=None, intrinsics=intrinsics)
         except BoardNotFoundError as exc:
             tried.append(str(exc))
+        # a chessboard's light squares look like the kit's cells too, a few at a time: a kit fit
+        # on fewer than half of its 52 cells gives way to a chessboard found in the same frame
+        if kit is not None and int(kit.extra.get("cells_found", 0)) >= KIT_CELLS_SURE:
+            return kit
         try:  # a chessboard (issue 19): its 8x8 from the squares' corners
             return find_chessboard(frame, intrinsics=intrinsics)
         except BoardNotFoundError as exc:
             tried.append(str(exc))
+        if kit is not None:
+            return kit
         raise BoardNotFoundError("; ".join(tried))
     if params.use_lines:
         try:

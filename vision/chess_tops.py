@@ -10,18 +10,25 @@ so neither "saturated means a piece" nor one board colour works. Per cell:
 - the square's own colour where no piece reaches: four samples 0.42 squares off the centre along
   the diagonals (a man is 0.8 across: its edge stays 0.14 away); its median, against the median
   of all squares of its colour, is the local light level (lamp gradient, vignette, hot spot);
-- what covers the centre: a disc of samples 0.15 squares across around the cell's centre on the
-  board, and around where a top 1, 3 or 5 pieces high would appear (the camera from the board:
-  `vision.geometry.camera_geometry`); the top's colour is the median of the most uniform of
-  those discs (a crown or the rings of a draughts man are a minority of it);
+- the outline (`_closure`): a top 1..5 pieces high is a closed ring at a man's radius around
+  where the camera from the board (`vision.geometry.camera_geometry`) puts it; the radial
+  grey-level steps on that ring, less the bare board's own square edges (blurred as much as the
+  frame shows them), in units of the square's own noise and grain; the best height is the
+  top's;
+- the top's colour: the median of a disc half a man's radius across at that height (a crown,
+  rings or a printed ring are a minority of it); the centre's colour at the board;
 - colours are compared as logarithms of BGR divided by the local light level (a shadow or a
-  brighter corner scales all three channels alike): the cell is empty when the centre looks like
-  its square by less than `empty_margin` against the nearest piece colour, else the nearest
-  piece colour is its top. The confidence is the margin between the best two explanations.
+  brighter corner scales all three channels alike), with the white that glossy tops show near
+  the lamp's reflection taken off (`_glare_field`). Where the nearest piece colour is far from
+  the square's, colour tells a piece from the bare square; where it is not (black on a dark
+  square), the outline does; a clearly closed outline is a piece, none is no piece
+  (`ChessTopsParams`). The confidence is the margin between the best two explanations.
 """
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -43,22 +50,30 @@ class ChessTopsParams:
 
     #: where the square shows beside a piece: offset along the diagonals, squares
     corner_offset: float = 0.42
-    #: radius of the sampled discs, squares (a top is 0.4; jitter and the height guess leave 0.15)
-    disc_radius: float = 0.12
-    #: a cell is empty when its centre is this much (log units) nearer its square than any piece
-    #: colour is to it; below 0 the piece colour wins (ties go to the piece: a cream man on a
-    #: cream square differs by ~0.1 log units, sensor noise by ~0.02)
-    empty_margin: float = 0.0
-    #: rings (squares from the centre) where a piece's outline shows; edge energy there above
-    #: `outline_factor` x that of the empty-looking squares (plus `outline_floor` grey levels per
-    #: px: sensor noise after the blur) means a piece, even one of the square's own colour
-    outline_radii: tuple[float, ...] = (0.3, 0.38, 0.46)
-    outline_factor: float = 2.5
-    outline_floor: float = 2.0
-    #: a centre nearer than this (log units) to its square's colour may be an empty square
-    colour_sure: float = 0.3
-    #: heights whose top discs are tried (pieces)
-    heights: tuple[int, ...] = (3,)
+    #: radius of the sampled top disc, squares: half a man's radius (a man is 0.74-0.84 across),
+    #: so that with its jitter (up to 0.08) and the height guess it stays on the top; its median
+    #: is the top's colour where rings, a crown or a printed ring cover a minority of its area
+    disc_radius: float = 0.2
+    #: radii (squares from the centre) searched for a man's rim: its radius with its jitter
+    outline_radii: tuple[float, float] = (0.27, 0.5)
+    #: the tallest stack whose top is looked for
+    max_height: int = 5
+    #: the outline's closure (`_closure`: multiples of the square's own noise and grain) above
+    #: which a piece is there whatever its colour, below which none is, and above which one is
+    #: where colour cannot tell; on the simulated table (`bench_vision_chess.py`, 140 frames) a
+    #: bare square's median is 0.63 (its noise), 1 % of them reach 1.8, 0.1 % 6; 1 % of tops
+    #: stay under 3.2, their median is 21
+    outline_sure: float = 5.0
+    outline_none: float = 2.0
+    outline_alone: float = 3.0
+    #: colour tells a piece from the bare square when the nearest piece colour lies this far
+    #: (log BGR) from the square's: a bare square's centre lies within 0.04 (median) and 0.15
+    #: (95 %) of its colour after the light-level correction
+    colour_tells: float = 0.25
+    #: colour says "bare square" surely when the centre is nearer its square's colour than the
+    #: nearest piece colour by this share of the two colours' distance; below it, a closed
+    #: outline (`outline_alone`) is a piece all the same (a black top with its rim and a glint)
+    bare_sure: float = 0.5
 
 
 def _log(bgr: np.ndarray) -> np.ndarray:
@@ -76,40 +91,165 @@ def _sample(frame: np.ndarray, px: np.ndarray) -> np.ndarray:
     return out.reshape(n, 3).astype(np.float64)
 
 
-def _disc(radius: float) -> np.ndarray:
-    pts = [(0.0, 0.0)]
-    for r, k in ((0.5, 6), (1.0, 12)):
-        a = np.arange(k) * (2 * np.pi / k)
-        pts += list(zip(radius * r * np.cos(a), radius * r * np.sin(a)))
-    return np.array(pts)
+def _disc(radius: float, n: int = 37) -> np.ndarray:
+    """`n` points spread evenly over the area of a disc (a sunflower pattern): their median is
+    the colour covering most of it."""
+    k = np.arange(n) + 0.5
+    r = radius * np.sqrt(k / n)
+    a = k * (np.pi * (3.0 - np.sqrt(5.0)))
+    return np.stack([r * np.cos(a), r * np.sin(a)], 1)
 
 
-def _outline_energy(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, p: ChessTopsParams) -> np.ndarray:
-    """Per cell, how much edge lies where a piece's outline, rim, side band or foot shadow would
-    be (rings 0.3-0.46 squares around the centre on the board): the mean of the stronger half of
-    the grey gradient there. An empty square shows only its grain."""
+def _remap_points(image: np.ndarray, px: np.ndarray) -> np.ndarray:
+    """Bilinear samples of a one-channel float image at (N, 2) px, clamped to the frame (the map
+    is folded into rows: `cv2.remap` takes maps under 32767 wide)."""
     import cv2
 
-    grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    n = len(px)
+    width = 4096
+    pad = np.zeros((-n % width, 2), np.float32)
+    flat = np.concatenate([px.astype(np.float32), pad]).reshape(-1, width, 2)
+    out = cv2.remap(image, flat[..., 0], flat[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return out.reshape(-1)[:n]
+
+
+def _edge_blur(grey: np.ndarray, board: BoardFit, cam: Intrinsics | None, origin: np.ndarray) -> float:
+    """How far (board units, one sigma) the squares' edges are smeared in `grey`: the second
+    moment of the mean grey-level step across the edges between neighbouring playable squares,
+    measured near the squares' corners (where no man reaches: 0.55 squares from its centre);
+    `grey` is the frame's part from `origin` (px) on."""
+    index = {(float(x), float(y)) for x, y in _CENTRES}
+    t = np.linspace(-0.15, 0.15, 31)
+    lines = []
+    for x, y in _CENTRES:
+        if (x + 1.0, y) in index:
+            lines += [np.stack([x + 0.5 + t, np.full_like(t, y + v)], 1) for v in (-0.42, 0.42)]
+        if (x, y + 1.0) in index:
+            lines += [np.stack([np.full_like(t, x + v), y + 0.5 + t], 1) for v in (-0.42, 0.42)]
+    pts = np.concatenate(lines)
+    prof = _remap_points(grey, board_to_image_lookup(pts, board, cam) - origin).reshape(len(lines), len(t))
+    prof *= np.sign(prof[:, -1] - prof[:, 0])[:, None]  # each edge rising
+    step = np.median(np.diff(prof, axis=1), axis=0)  # the typical edge (a man's side: a minority)
+    step = np.maximum(step - np.median(np.r_[step[:5], step[-5:]]), 0.0)
+    mid = 0.5 * (t[1:] + t[:-1])
+    if step.sum() <= 0:
+        return 0.02
+    centre = float((step * mid).sum() / step.sum())
+    return float(np.sqrt((step * (mid - centre) ** 2).sum() / step.sum()))
+
+
+def _bare_step(pts_board: np.ndarray, dirs: np.ndarray, grid: np.ndarray, sigma: float) -> np.ndarray:
+    """The bare board's grey-level step (per board unit) along `dirs` (A, 2) at points
+    (..., R, A, 2) on the board: each square at its own grey level (`grid` (10, 10): squares
+    -1..8 by (col, row), the cut squares' marks and what lies beyond the 8x8 included), edges
+    blurred by `sigma`."""
+    q = pts_board
+    out = np.zeros(q.shape[:-1])
+    norm = 1.0 / (max(sigma, 1e-3) * math.sqrt(2 * math.pi))
+    for axis in (0, 1):
+        line = np.clip(np.round(q[..., axis]), 0, 8)  # the nearest edge across this axis
+        d = q[..., axis] - line
+        other = np.clip(np.floor(q[..., 1 - axis]), -1, 8).astype(int) + 1
+        lo = line.astype(int)  # squares line - 1 and line, as grid indices lo and lo + 1
+        a, b = (lo, other) if axis == 0 else (other, lo)
+        a2, b2 = (lo + 1, other) if axis == 0 else (other, lo + 1)
+        jump = grid[np.clip(a2, 0, 9), np.clip(b2, 0, 9)] - grid[np.clip(a, 0, 9), np.clip(b, 0, 9)]
+        out += jump * norm * np.exp(-0.5 * (d / max(sigma, 1e-3)) ** 2) * dirs[:, axis]
+    return out
+
+
+def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: Any, thickness: float,
+             square_grey: np.ndarray, p: ChessTopsParams) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell, how closed an outline around its centre is, in units of its square's own grain
+    and noise: for a top 1..5 pieces high, on each eighth of a ring between `outline_radii`
+    (a man's rim, with its jitter on the square) the strongest mean radial grey-level step, then
+    the value 3/4 of the eighths reach (a piece's top is a closed ring; a neighbour's leaning
+    side, a shadow or wood grain crosses only part of it); the best height wins."""
+    import cv2
+
+    # only the board's part of the frame (its 8x8 and a square around it: tall stacks lean out)
+    box = board_to_image_lookup(np.array([[-1.0, -1.0], [9.0, -1.0], [9.0, 9.0], [-1.0, 9.0]]), board, cam)
+    h, w = frame.shape[:2]
+    x0, y0 = (int(np.clip(np.floor(box[:, k].min()), 0, lim - 1)) for k, lim in ((0, w), (1, h)))
+    x1, y1 = (int(np.clip(np.ceil(box[:, k].max()) + 1, 1, lim)) for k, lim in ((0, w), (1, h)))
+    origin = np.array([x0, y0], np.float64)
+    grey = cv2.cvtColor(frame[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY).astype(np.float32)
     grey = cv2.GaussianBlur(grey, (0, 0), 1.0)
     gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)
-    mag = cv2.magnitude(gx, gy)
-    ang = np.arange(24) * (2 * np.pi / 24)
-    ring = np.concatenate([np.stack([r * np.cos(ang), r * np.sin(ang)], 1) for r in p.outline_radii])
-    pts = (_CENTRES[:, None, :] + ring[None]).reshape(-1, 2)
-    px = board_to_image_lookup(pts, board, cam).astype(np.float32)
-    vals = cv2.remap(mag, px[:, 0].reshape(1, -1), px[:, 1].reshape(1, -1), cv2.INTER_LINEAR,
-                     borderMode=cv2.BORDER_REPLICATE).reshape(len(_CENTRES), -1)
-    vals.sort(axis=1)
-    return vals[:, vals.shape[1] // 2 :].mean(axis=1).astype(np.float64)
+    n_ang, n_sectors = 48, 8
+    ang = np.arange(n_ang) * (2 * np.pi / n_ang)
+    lo, hi = p.outline_radii
+    radii = np.linspace(lo, hi, 10)  # 0.026 squares apart: 2 px at 80 px a square, a rim is ~3
+    ring = (radii[:, None, None] * np.stack([np.cos(ang), np.sin(ang)], 1)[None]).reshape(-1, 2)
+    heights = np.arange(1, p.max_height + 1)
+    pts = []
+    mids = []
+    for k in heights:
+        b = (_CENTRES[:, None, :] + ring[None]).reshape(-1, 2)
+        pts.append(b + geo.thickness_shift(b, k * thickness))
+        mids.append(_CENTRES + geo.thickness_shift(_CENTRES, k * thickness))
+    # the squares' own edges are steps too: each ring point's step is taken against the bare
+    # board's there (its squares' grey levels, stepping across their edges as blurred as the
+    # frame shows them), so that only what lies on the board is left
+    unit = board_to_image_lookup(np.concatenate([_CENTRES, _CENTRES + [1.0, 0.0]]), board, cam)
+    square_px = np.linalg.norm(unit[len(_CENTRES):] - unit[: len(_CENTRES)], axis=1)
+    ring_b = np.stack(pts).reshape(len(heights), len(_CENTRES), len(radii), n_ang, 2)
+    dirs = np.stack([np.cos(ang), np.sin(ang)], 1)
+    # the grey level of every square of the 10x10 around the board where a man does not reach
+    # (the playable ones measured already; the cut squares' tape, paper or spare men, and the
+    # border or table beyond: their four samples 0.42 squares off the centre along the diagonals)
+    ij = np.array([(i, j) for i in range(-1, 9) for j in range(-1, 9)], np.float64)
+    diag = np.array([[-0.42, -0.42], [0.42, -0.42], [0.42, 0.42], [-0.42, 0.42]])
+    sq_px = board_to_image_lookup((ij[:, None, :] + 0.5 + diag[None]).reshape(-1, 2), board, cam) - origin
+    grid = np.median(_remap_points(grey, sq_px).reshape(len(ij), 4), axis=1).reshape(10, 10)
+    for (x, y), g in zip(_CENTRES, square_grey):
+        grid[int(x) + 1, int(y) + 1] = g
+    bare = _bare_step(ring_b, dirs, grid, _edge_blur(grey, board, cam, origin))
+    bare = bare / square_px[None, :, None, None]
+    px = board_to_image_lookup(np.concatenate(pts + mids), board, cam)
+    n, m = len(_CENTRES), len(ring)
+    ring_px = px[: len(heights) * n * m].reshape(len(heights), n, m, 2)
+    mid_px = px[len(heights) * n * m :].reshape(len(heights), n, 1, 2)
+    radial = ring_px - mid_px
+    radial /= np.maximum(np.linalg.norm(radial, axis=3, keepdims=True), 1e-6)
+    vx = _remap_points(gx, ring_px.reshape(-1, 2) - origin).reshape(radial.shape[:3])
+    vy = _remap_points(gy, ring_px.reshape(-1, 2) - origin).reshape(radial.shape[:3])
+    # noise and grain of each square colour in this frame: the grey-level gradient where only
+    # the square shows (beside a piece, 0.38-0.46 squares off the centre along the diagonals)
+    d = np.array([-0.46, -0.42, -0.38, 0.38, 0.42, 0.46])
+    offs = np.array([[a, b] for a in d for b in d if abs(abs(a) - abs(b)) < 1e-9])
+    quiet_px = board_to_image_lookup((_CENTRES[:, None, :] + offs[None]).reshape(-1, 2), board, cam) - origin
+    mag = np.hypot(_remap_points(gx, quiet_px), _remap_points(gy, quiet_px)).reshape(n, -1) / 8.0
+    noise = np.empty(n)
+    for dark in (False, True):
+        noise[_DARK == dark] = max(float(np.median(mag[_DARK == dark])), 0.05)
+    step = (vx * radial[..., 0] + vy * radial[..., 1]) / 8.0  # Sobel 3x3: 8 x grey per px
+    # where the bare board's edge steps more than the noise, the model of it (blur, the fit's
+    # error) is not good enough to take it off: those points say nothing
+    step = np.where(np.abs(bare) > noise[None, :, None, None], np.nan, step.reshape(bare.shape) - bare)
+    # the signed step averaged over each eighth of the ring at each radius (a rim is coherent
+    # along it, noise is not), the strongest radius per eighth
+    step = step.reshape(len(heights), n, len(radii), n_sectors, n_ang // n_sectors)
+    with warnings.catch_warnings():  # an eighth with nothing usable at a radius: NaN, left out
+        warnings.simplefilter("ignore", RuntimeWarning)
+        step = np.nanmax(np.abs(np.nanmean(step, axis=4)), axis=2)
+    # the value 3/4 of the usable eighths reach; at least half of them must be usable
+    have = np.isfinite(step).sum(axis=2)
+    srt = np.sort(np.where(np.isfinite(step), step, np.inf), axis=2)
+    q = np.take_along_axis(srt, (have // 4)[..., None], axis=2)[..., 0]
+    q = np.where(have >= n_sectors // 2, q, 0.0)
+    closed = q.max(axis=0)
+    height = np.argmax(q, axis=0) + 1
+    out = closed / noise
+    return out, height
 
 
 def _measure(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None, thickness: float,
              p: ChessTopsParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[bool, np.ndarray], np.ndarray]:
-    """Per cell: the local light level (3,), the centre's colour at the board (3,) and the most
-    uniform top disc's colour (3,), raw BGR; the median light and dark square; the outline
-    energy (`_outline_energy`)."""
+    """Per cell: the local light level (3,), the centre's colour at the board (3,) and the top's
+    colour (3,) at the height its outline closes best, raw BGR; the median light and dark
+    square; the outline's closure (`_closure`)."""
     if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
         raise InvalidImageError(f"frame must be a BGR uint8 image (H, W, 3), got {getattr(frame, 'shape', None)}")
     cam = board_intrinsics(board, intrinsics)
@@ -120,7 +260,7 @@ def _measure(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None, 
     corner_pts = (_CENTRES[:, None, :] + offs[None]).reshape(-1, 2)
     disc = _disc(p.disc_radius)
     centres = [_CENTRES]
-    for k in p.heights:
+    for k in range(1, p.max_height + 1):
         centres.append(_CENTRES + geo.thickness_shift(_CENTRES, k * thickness))
     disc_pts = np.concatenate([(c[:, None, :] + disc[None]).reshape(-1, 2) for c in centres])
     px = board_to_image_lookup(np.concatenate([corner_pts, disc_pts]), board, cam)
@@ -137,11 +277,11 @@ def _measure(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None, 
         refs[dark] = np.maximum(np.median(square[sel], axis=0), 1.0)
         level[sel] = square[sel] / refs[dark]
     base = np.median(discs[0], axis=1)
-    energy = _outline_energy(frame, board, cam, p)
-    tops = discs[1:]
-    spread = np.median(np.abs(tops - np.median(tops, axis=2, keepdims=True)), axis=2).sum(axis=2)
-    best = np.argmin(spread, axis=0)
-    top = np.median(tops[best, np.arange(n)], axis=1)
+    grey_w = np.array([0.114, 0.587, 0.299])  # cv2's BGR -> grey
+    energy, height = _closure(frame, board, cam, geo, thickness, square @ grey_w, p)
+    # the top's colour where its rim closes best (a tall stack's side band, seen beside its top,
+    # is as uniform as a top)
+    top = np.median(discs[height, np.arange(n)], axis=1)
     return level, base, top, refs, energy
 
 
@@ -159,11 +299,60 @@ def learn_chess_colours(
         rows = [index[c] for c, t in tops.items() if t == letter and c in index]
         if not rows:
             continue
-        norm = np.median(top[rows] / np.maximum(level[rows], 0.05), axis=0)
+        norm = top[rows] / np.maximum(level[rows], 0.05)
+        # glare (`_glare_field`) only adds: the duller half of the tops shows the colour
+        dull = norm[np.argsort(norm.sum(axis=1))[: max(1, (len(rows) + 1) // 2)]]
+        norm = np.median(dull, axis=0)
         out[letter] = tuple(float(v) for v in norm)  # type: ignore[assignment]
     if len(out) < 2:
         raise ColourModelError(f"learn_chess_colours: need 2-4 colours on the board, got {sorted(out)}")
     return out
+
+
+def _without_glare(bgr: np.ndarray, colours: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """(n, L, 3): each cell's colour with, per piece colour, the white glare taken off that it
+    can hold: the excess over that colour in its least-excess channel (glare adds to all three
+    alike), at most `cap` (n,)."""
+    excess = (bgr[:, None, :] - colours[None]).min(axis=2)
+    g = np.clip(excess, 0.0, cap[:, None])
+    return np.maximum(bgr[:, None, :] - g[..., None], 1.0)
+
+
+def _decide(base: np.ndarray, top: np.ndarray, cap: np.ndarray, model: np.ndarray, d_empty: np.ndarray,
+            sep: np.ndarray, closure: np.ndarray, p: ChessTopsParams
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Distances of the centre (n,) and the top (n, L) to the piece colours, glare up to `cap`
+    taken off; which cells hold a piece (see `ChessTopsParams`); the glare of the nearest colour."""
+    colours = np.exp(model)
+    d_base = np.linalg.norm(_log(_without_glare(base, colours, cap)) - model[None], axis=2).min(axis=1)
+    clean = _without_glare(top, colours, cap)
+    d_top = np.linalg.norm(_log(clean) - model[None], axis=2)
+    # a piece shows its colour at the centre or, on a tall stack seen aslant, at its top
+    d_base = np.minimum(d_base, d_top.min(axis=1))
+    # how clearly the centre is its square rather than the nearest piece colour: 1 when it is
+    # the square's colour, 0 half-way, below 0 nearer the piece colour
+    bare = (d_base - d_empty) / np.maximum(sep, 1e-6)
+    by_colour = np.where(sep >= p.colour_tells, bare < 0.0, closure >= p.outline_alone)
+    piece = (by_colour & (closure > p.outline_none)) | (closure >= p.outline_sure)
+    # a closed outline where colour says "bare" only faintly (a black top with its rim and a
+    # glint, on a dark square) is a piece too
+    piece |= (closure >= p.outline_alone) & (bare < p.bare_sure)
+    nearest = np.argmin(d_top, axis=1)
+    glare = (top - clean[np.arange(len(top)), nearest]).mean(axis=1)
+    return d_base, d_top, piece, glare
+
+
+def _glare_field(glare: np.ndarray, piece: np.ndarray) -> np.ndarray:
+    """Per cell, the glare its neighbourhood's tops show: the median over the tops within 1.5
+    squares (a lamp's reflection is smooth over the board, the board itself matte; a misread
+    top is a minority)."""
+    if not piece.any():
+        return np.zeros(len(CELLS))
+    near = np.linalg.norm(_CENTRES[:, None, :] - _CENTRES[None, piece, :], axis=2) <= 1.5
+    vals = np.where(near, glare[piece][None, :], np.nan)
+    with warnings.catch_warnings():  # no top within reach: NaN, no glare
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nan_to_num(np.nanmedian(vals, axis=1), nan=0.0)
 
 
 def read_chess_tops(
@@ -188,33 +377,31 @@ def read_chess_tops(
     model = _log(np.array([colours[k] for k in letters], np.float64))  # (L, 3)
     level, base, top, refs, energy = _measure(frame, board, intrinsics, thickness, params)
     lvl = np.maximum(level, 0.05)
-    base_n = _log(base / lvl)
-    top_n = _log(top / lvl)
     # each cell's square at the median light level: the median of the squares of its colour
     square_n = np.where(_DARK[:, None], _log(refs[True])[None], _log(refs[False])[None])
-    d_empty = np.linalg.norm(base_n - square_n, axis=1)
-    d_base = np.linalg.norm(base_n[:, None, :] - model[None], axis=2).min(axis=1)
-    d_top = np.linalg.norm(top_n[:, None, :] - model[None], axis=2)  # (n, L)
+    d_empty = np.linalg.norm(_log(base / lvl) - square_n, axis=1)
+    # colour tells a piece from the bare square where the nearest piece colour is far from the
+    # square's; the outline tells it where it is not (black on a dark square, cream on cream)
+    sep = np.linalg.norm(square_n[:, None, :] - model[None], axis=2).min(axis=1)
+    # glossy tops near the lamp's reflection show extra white: first any amount per top, then at
+    # most what the tops around show (+ a third, and 8 grey levels: sensor noise on a median)
+    cap = np.full(len(CELLS), np.inf)
+    for _ in range(2):
+        d_base, d_top, piece, glare = _decide(base / lvl, top / lvl, cap, model, d_empty, sep, energy, params)
+        cap = 1.33 * _glare_field(glare, piece) + 8.0
+    n = len(CELLS)
     order = np.argsort(d_top, axis=1)
     best = order[:, 0]
-    n = len(CELLS)
     d1 = d_top[np.arange(n), best]
     d2 = d_top[np.arange(n), order[:, 1]]
-    by_colour = d_empty + params.empty_margin < d_base
-    # the edge energy of the squares that look empty by colour sets the frame's texture level
-    calm = by_colour & (d_base - d_empty > 0.1)
-    ref = float(np.median(energy[calm])) if calm.sum() >= 4 else float(np.percentile(energy, 20))
-    edgy = energy > params.outline_factor * ref + params.outline_floor
-    # empty: nothing on the outline, and the centre not clearly another colour than the square
-    empty = ~edgy & (by_colour | (d_empty < params.colour_sure))
     tops_out: dict[str, str] = {}
     conf: dict[str, float] = {}
     for i, cell in enumerate(CELLS):
-        if empty[i]:
+        if not piece[i]:
             tops_out[cell] = "."
-            margin = d_base[i] - d_empty[i]
+            margin = d_base[i] - d_empty[i] if sep[i] >= params.colour_tells else 0.1 * (params.outline_alone - energy[i])
         else:
             tops_out[cell] = letters[int(best[i])]
-            margin = min(d2[i] - d1[i], d_empty[i] - d_base[i])
+            margin = d2[i] - d1[i]
         conf[cell] = float(np.clip(margin / 0.3, 0.0, 1.0))
     return TopsReading(tops_out, conf)

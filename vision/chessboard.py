@@ -98,10 +98,16 @@ def find_chessboard(
         )
     idx = np.array(list(labels.keys()))
     grid = np.array([labels[i] for i in idx], np.float64)
+    idx, grid = _trim_to_inner(pts, idx, grid)
     offset = _board_offset(small, pts[idx], grid)
     if offset is None:
         raise BoardNotFoundError("chessboard: the grid found does not fit inside an 8x8 board")
     board_xy = grid + offset  # inner corners at 1..7
+    inner = np.all((board_xy >= 1) & (board_xy <= 7), axis=1)
+    idx, grid, board_xy = idx[inner], grid[inner], board_xy[inner]
+    if len(idx) < p.min_corners:
+        raise BoardNotFoundError(
+            f"chessboard: only {len(idx)} square corners inside the 8x8, need {p.min_corners}")
     # sub-pixel corners in the full frame
     px_full = ((pts[idx] + 0.5) / scale - 0.5).astype(np.float32)
     win = max(3, round(0.2 * square_px / scale))
@@ -360,6 +366,33 @@ def _grow(pts: np.ndarray, pol: np.ndarray, tree: Any, s: int, basis: tuple[np.n
 # ---- 3. which 7x7 are the inner corners -------------------------------------------------------
 
 
+def _trim_to_inner(pts: np.ndarray, idx: np.ndarray, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A lattice wider than the 7 inner corners has junctions of the corner marks or the border
+    in it (tape on a square beside a dark border is an X too): while it is, the end line whose
+    junctions sit further off the lattice (median, in squares) is dropped. The squares' own
+    corners lie on it to the blur's precision; a mark's edges only roughly."""
+    while True:
+        span = grid.max(axis=0) - grid.min(axis=0)
+        axis = int(np.argmax(span))
+        if span[axis] <= 6 or len(idx) < 8:
+            return idx, grid - grid.min(axis=0)
+        H, _ = cv2.findHomography(grid, pts[idx], 0)
+        if H is None:
+            return idx, grid - grid.min(axis=0)
+        size = np.linalg.norm(apply_homography(H, grid + [0.5, 0.5]) - apply_homography(H, grid - [0.5, 0.5]),
+                              axis=1) / math.sqrt(2.0)
+        off = np.linalg.norm(apply_homography(H, grid) - pts[idx], axis=1) / np.maximum(size, 1e-6)
+        lo, hi = grid[:, axis] == grid[:, axis].min(), grid[:, axis] == grid[:, axis].max()
+        drop = hi if float(np.median(off[hi])) > float(np.median(off[lo])) else lo
+        # only a line clearly off the lattice (3 x the others' offset, and over 0.06 squares: a
+        # corner's sub-pixel scatter at 25 px a square) is a mark's; a lattice regular beyond
+        # 7x7 is no chessboard (a drawn grid), and stays too wide
+        rest = float(np.median(off[~drop]))
+        if float(np.median(off[drop])) <= max(3.0 * rest, 0.06):
+            return idx, grid - grid.min(axis=0)
+        idx, grid = idx[~drop], grid[~drop]
+
+
 def _board_offset(small: np.ndarray, px: np.ndarray, grid: np.ndarray) -> np.ndarray | None:
     """The offset (dx, dy) taking lattice labels to board coordinates (inner corners 1..7): of
     the placements of the 8x8 that contain the lattice, the one whose playable squares alternate
@@ -375,7 +408,9 @@ def _board_offset(small: np.ndarray, px: np.ndarray, grid: np.ndarray) -> np.nda
     lo = -8  # lattice squares -8 .. 8 cover every placement and the squares beyond it
     idx = np.arange(lo, 9)
     ii, jj = np.meshgrid(idx, idx, indexing="ij")
-    sub = np.array([[0.15, 0.15], [0.85, 0.15], [0.15, 0.85], [0.85, 0.85]])
+    # each square's level near its four corners (0.57 squares from its centre: beyond a man and
+    # its jitter, 0.1 squares from the edges: beyond the blur at 25 px a square)
+    sub = np.array([[0.1, 0.1], [0.9, 0.1], [0.1, 0.9], [0.9, 0.9]])
     pts = (np.stack([ii, jj], -1)[..., None, :] + sub).reshape(-1, 2)
     q = apply_homography(H, pts)
     ok = (q[:, 0] >= 0) & (q[:, 0] < g.shape[1] - 1) & (q[:, 1] >= 0) & (q[:, 1] < g.shape[0] - 1)
@@ -387,12 +422,16 @@ def _board_offset(small: np.ndarray, px: np.ndarray, grid: np.ndarray) -> np.nda
     with warnings.catch_warnings():  # squares out of the picture: all-NaN, skipped below
         warnings.simplefilter("ignore", RuntimeWarning)
         level = np.nanmedian(vals.reshape(len(idx), len(idx), 4), axis=2)
-    signed = level * np.where((ii + jj) % 2 == 0, 1.0, -1.0)
+    even = (ii + jj) % 2 == 0
 
     def side_contrast(cells: list[tuple[int, int]]) -> float:
-        v = [signed[a - lo, b - lo] for a, b in cells if 0 <= a - lo < len(idx) and 0 <= b - lo < len(idx)]
-        v = [x for x in v if np.isfinite(x)]
-        return abs(float(np.mean(v))) if v else 0.0
+        """How clearly the squares alternate: the median of one parity against the other's
+        (medians: men, a hand or a mark on a few of the squares do not flip it)."""
+        a = [level[x - lo, y - lo] for x, y in cells if 0 <= x - lo < len(idx) and 0 <= y - lo < len(idx)
+             and even[x - lo, y - lo] and np.isfinite(level[x - lo, y - lo])]
+        b = [level[x - lo, y - lo] for x, y in cells if 0 <= x - lo < len(idx) and 0 <= y - lo < len(idx)
+             and not even[x - lo, y - lo] and np.isfinite(level[x - lo, y - lo])]
+        return abs(float(np.median(a)) - float(np.median(b))) if a and b else 0.0
 
     best, best_score = None, -np.inf
     for ox in range(int(span[0]) - 6, 1):

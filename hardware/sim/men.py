@@ -216,9 +216,22 @@ class Men:
         return out.replace(**changes) if changes else out
 
 
+#: piece colours of one set differ at least this much (CIE76 delta E): players tell their men
+#: apart at a glance (2 is barely visible side by side; black and charcoal grey are 5 apart)
+MIN_PIECE_DELTA_E = 20.0
+
+
+def delta_e(a_bgr: BGR, b_bgr: BGR) -> float:
+    """CIE76 colour difference of two BGR colours (sRGB taken as is, L* 0-100)."""
+    lab = cv2.cvtColor(np.array([[a_bgr, b_bgr]], np.float32) / 255.0, cv2.COLOR_BGR2LAB)[0]
+    return float(np.linalg.norm(lab[0] - lab[1]))
+
+
 def random_men_colours(rng: np.random.Generator, n: int, board: ChessBoard | None = None) -> dict[str, BGR]:
     """`n` (2-4) piece colours by letter: black and white half the time, else black or white
-    with others; with `board`, one colour is sometimes replaced by one close to a square's."""
+    with others; with `board`, one colour is sometimes replaced by one close to a square's (a
+    little lighter or darker), as long as it stays `MIN_PIECE_DELTA_E` from the other colours
+    (else the other square's, else none)."""
     if not 2 <= n <= 4:
         raise ValueError(f"number of piece colours must be 2..4, got {n}")
     letters = list(PIECE_COLOURS)
@@ -228,11 +241,16 @@ def random_men_colours(rng: np.random.Generator, n: int, board: ChessBoard | Non
         if n > len(first) else first[:n]
     out = {c: PIECE_COLOURS[c] for c in chosen}
     if board is not None and rng.random() < 0.35:
-        # a colour close to a square's: that square's colour, a little lighter or darker
-        square = board.light_bgr if rng.random() < 0.5 else board.dark_bgr
-        k = float(rng.uniform(0.82, 0.92)) if sum(square) > 300 else float(rng.uniform(1.15, 1.3))
+        light_first = rng.random() < 0.5
+        u = float(rng.random())
         letter = chosen[-1]
-        out[letter] = _scaled(square, k)
+        others = [v for c, v in out.items() if c != letter]
+        for square in ((board.light_bgr, board.dark_bgr) if light_first else (board.dark_bgr, board.light_bgr)):
+            lo, hi = (0.82, 0.92) if sum(square) > 300 else (1.15, 1.3)
+            close = _scaled(square, lo + (hi - lo) * u)
+            if all(delta_e(close, o) >= MIN_PIECE_DELTA_E for o in others):
+                out[letter] = close
+                break
     return out
 
 

@@ -102,6 +102,14 @@ class Game:
         where they were (a board symmetric under quarter turns may come back rotated)."""
         return board
 
+    def turn_board(self, board: Any, quarter_turns: int, intrinsics: Any = None) -> Any:
+        """The same board with corner 0 (a8's) moved `quarter_turns` corners on: the players'
+        start showed a8 elsewhere than the finder put it. By default the corners are re-ordered."""
+        from vision.geometry import fit_from_corners
+
+        corners = np.roll(np.asarray(board.corners_px, dtype=float), -quarter_turns, axis=0)
+        return fit_from_corners(corners, board.game, intrinsics)
+
     def read(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
              colours: Mapping[str, Any] | None = None) -> Reading:
         """Read the pieces of a settled board."""

@@ -145,7 +145,6 @@ class DominationGame(Game):
             return True, None
 
     def orient_board(self, previous: Any, board: Any, intrinsics: Any = None) -> Any:
-        from vision.geometry import fit_from_corners
 
         if board.method in ("aruco", "corners"):
             return board
@@ -154,9 +153,14 @@ class DominationGame(Game):
         corners = np.asarray(board.corners_px, dtype=float)
         best = min(range(4), key=lambda k: float(np.linalg.norm(
             np.roll(corners, -k, axis=0) - previous.corners_px)))
-        if best:
-            return fit_from_corners(np.roll(corners, -best, axis=0), self.name, intrinsics)
-        return board
+        return self.turn_board(board, best, intrinsics) if best else board
+
+    def turn_board(self, board: Any, quarter_turns: int, intrinsics: Any = None) -> Any:
+        if board.method == "chessboard":  # its own lens and reader stay
+            from vision.chessboard import turn_board
+
+            return turn_board(board, quarter_turns, intrinsics)
+        return super().turn_board(board, quarter_turns, intrinsics)
 
     def read(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
              colours: Mapping[str, Any] | None = None) -> TopsReading:
