@@ -225,6 +225,8 @@ class DiscReading:
 # --------------------------------------------------------------------------------------------
 
 
+
+
 def detect_discs(
     frame: np.ndarray,
     board: BoardFit,
@@ -316,8 +318,8 @@ def detect_discs(
     ext = np.r_[np.arange(n), alt]
     starts = np.concatenate([centres0, alt_start[alt]])
     # (from the uint8 frame, BGR or grey: quantisation << sensor noise)
-    vals, u, vals_bright = _sample_profiles(frame, board, intrinsics, starts, np.r_[DOT_RADII, RIM_RADII],
-                                            params.n_rays)
+    vals, u, vals_bright, vals_bgr = _sample_profiles(frame, board, intrinsics, starts, np.r_[DOT_RADII, RIM_RADII],
+                                                      params.n_rays)
     nd = len(DOT_RADII)
     # a grey dot is neutral; the notch where two white discs touch, or the gap between three,
     # shows the warm paper in their shadow
@@ -372,7 +374,8 @@ def detect_discs(
     # differs from the board under it; both measured against the noise this frame shows
     noise = max(_frame_noise(rectf), params.min_noise)
     face_bgr = rect_bgr.reshape(-1, 3)[face_idx] if rect_bgr is not None else None  # (N, 72, 3)
-    face_delta = _face_against_board(small, rect.shape, rect_bgr, face_bgr, cands, face, params)
+    face_delta, face_colour, board_colour = _face_against_board(small, rect.shape, rect_bgr, face_bgr, cands, face,
+                                                                params)
     # (and is one surface: text, a logo, a crossing of lines vary more across the ring than
     # they differ from the board)
     min_contrast = max(params.min_face_contrast, params.face_snr * noise)
@@ -387,12 +390,24 @@ def detect_discs(
         # carries the noise of three: sqrt(3) times the steps)
         closure = np.maximum(closure, _outline_closure(vals_bright[:n, :, nd:], rim_edges[2], band,
                                                        min_step * math.sqrt(3.0), polarity))
+    beside_share = _face_against_beside(vals[:n], rim_edges[2], band, min_step, polarity)
+    if vals_bgr is not None:
+        # (and along the colour in which this face and the board under it differ most, measured
+        # on both: a black face on saturated felt can be as bright as the felt, grey and even
+        # grey + (B - R) see no rim, but it lacks the felt's colour; that channel is a unit
+        # vector e of B, G, R, whose noise is that of the channels the frame shows, weighted by e)
+        along, e = _along_face_to_board(vals_bgr[:n], face_colour, board_colour)
+        channel_noise = np.array([_frame_noise(rect_bgr[..., c].astype(np.float32)) for c in range(3)])
+        along_noise = np.maximum(np.sqrt((e**2) @ channel_noise**2), params.min_noise)
+        step = np.maximum(params.min_rim_step, params.outline_snr * along_noise)
+        ones = np.ones(n)
+        closure = np.maximum(closure, _outline_closure(along[..., nd:], rim_edges[2], band, step, ones))
+        beside_share = np.maximum(beside_share, _face_against_beside(along, rim_edges[2], band, step, ones))
     closed = closure >= params.min_closure
     # (the board under a disc is what lies right beside its rim, not the board 5 diameters
     # away: a patch of table beside the board's edge differs from the board but not from what
     # surrounds it; a disc's face differs from what lies beyond its rim, with its colour's
     # sign, on at least as many rays as its outline closes on: neighbours hide the rest)
-    beside_share = _face_against_beside(vals[:n], rim_edges[2], band, min_step, polarity)
     beside = beside_share >= params.min_closure
     neutral = _neutral_face(face_bgr, noise, params) if face_bgr is not None else np.ones(len(cands), bool)
     contrast_counts = is_black | dot_seen | dot_clipped | (closed & differs)
@@ -800,6 +815,16 @@ def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_s
     return (np.max(np.where(on_rim, d2, 0.0), axis=2) > min_step[:, None]).mean(axis=1)
 
 
+def _along_face_to_board(vals_bgr: np.ndarray, face_colour: np.ndarray, board_colour: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The BGR profiles `vals_bgr` (N, R, K, 3) projected on each candidate's unit vector from
+    its face's colour to the board's (`face_colour`, `board_colour` (N, 3)): (N, R, K), where the
+    face is darker than the board whatever their colours (the outline steps up outward), and the
+    unit vectors (N, 3)."""
+    d = (board_colour - face_colour).astype(np.float32)
+    e = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-6)
+    return np.einsum("nrkc,nc->nrk", vals_bgr, e), e
+
+
 def _face_against_beside(vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
                          polarity: np.ndarray) -> np.ndarray:
     """Share of the rays (N,) on which the face (the profile between the dot and the rim,
@@ -835,12 +860,13 @@ def _neutral_face(face_bgr: np.ndarray, noise: float, params: DiscParams) -> np.
 
 def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr: np.ndarray | None,
                         face_bgr: np.ndarray | None, cands_px: np.ndarray, face: np.ndarray,
-                        params: DiscParams) -> np.ndarray:
+                        params: DiscParams) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """How much each candidate's face differs from the board around it (grey levels: the largest
     difference of a colour channel where in colour, black on green felt differs in green): the
     board is the median over ~5 diameters (discs, even a packed cluster, cover less than half).
     `small`: the grey rectified image of `rect_shape` at a quarter of its scale; `face_bgr`
-    (N, P, 3): the faces' samples in colour."""
+    (N, P, 3): the faces' samples in colour. Also the faces' and the board's colours (N, 3), BGR
+    (None for a grey frame)."""
     import cv2
 
     k = round(5 * params.scale_px_per_unit / 4) | 1
@@ -850,13 +876,13 @@ def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr
 
     delta = np.abs(face - _plate_brightness(board_level(small)[..., 0], rect_shape, cands_px))
     if rect_bgr is None:
-        return delta
+        return delta, None, None
     board = board_level(cv2.resize(rect_bgr, (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA))
     vals = face_bgr.astype(np.float32)
     faces = np.stack([_row_median(vals[..., c]) for c in range(3)], axis=1)
-    for c in range(3):
-        delta = np.maximum(delta, np.abs(faces[:, c] - _plate_brightness(board[..., c], rect_shape, cands_px)))
-    return delta
+    boards = np.stack([_plate_brightness(board[..., c], rect_shape, cands_px) for c in range(3)], axis=1)
+    delta = np.maximum(delta, np.abs(faces - boards).max(axis=1))
+    return delta, faces, boards
 
 
 def _row_median(a: np.ndarray) -> np.ndarray:
@@ -894,9 +920,10 @@ def _sample_profiles(
     centres: np.ndarray,
     radii: np.ndarray,
     n_rays: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Grey values (N, n_rays, len(radii)) float32 along rays in the board plane, and the ray
-    directions (n_rays, 2). `frame` is BGR or grey; a BGR frame is sampled first and only the
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Grey values (N, n_rays, len(radii)) float32 along rays in the board plane, the ray
+    directions (n_rays, 2), grey + (B - R) and the BGR samples (N, n_rays, len(radii), 3) float32
+    (a grey frame: grey twice and None). `frame` is BGR or grey; a BGR frame is sampled first and only the
     samples are converted to grey. The sample points are looked up in the board's cached
     board -> image table (exact bilinear interpolation of float32 tables)."""
     import cv2
@@ -922,11 +949,12 @@ def _sample_profiles(
     vals = cv2.remap(frame, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     shape = (len(base), n_rays, len(radii))
     if vals.ndim == 3:
-        bright = cv2.transform(vals.astype(np.float32), np.array([[1.114, 0.587, -0.701]], np.float32))
+        bgr = vals.astype(np.float32)
+        bright = cv2.transform(bgr, np.array([[1.114, 0.587, -0.701]], np.float32))
         vals = cv2.cvtColor(vals, cv2.COLOR_BGR2GRAY)
-        return vals.reshape(shape).astype(np.float32), u, bright.reshape(shape)
+        return vals.reshape(shape).astype(np.float32), u, bright.reshape(shape), bgr.reshape(*shape, 3)
     vals = vals.reshape(shape).astype(np.float32)
-    return vals, u, vals
+    return vals, u, vals, None
 
 
 @functools.lru_cache(maxsize=8)
