@@ -400,9 +400,12 @@ def detect_discs(
         channel_noise = np.array([_frame_noise(rect_bgr[..., c].astype(np.float32)) for c in range(3)])
         along_noise = np.maximum(np.sqrt((e**2) @ channel_noise**2), params.min_noise)
         step = np.maximum(params.min_rim_step, params.outline_snr * along_noise)
-        ones = np.ones(n)
-        closure = np.maximum(closure, _outline_closure(along[..., nd:], rim_edges[2], band, step, ones))
-        beside_share = np.maximum(beside_share, _face_against_beside(along, rim_edges[2], band, step, ones))
+        # (for a dark face only: a white face stands out in grey already, and a corner of the
+        # board's frame, a shadow or the print beside a line differ from the felt in colour too;
+        # polarity 0 counts no step)
+        dark = is_black.astype(np.float32)
+        closure = np.maximum(closure, _outline_closure(along[..., nd:], rim_edges[2], band, step, dark))
+        beside_share = np.maximum(beside_share, _face_against_beside(along, rim_edges[2], band, step, dark))
     closed = closure >= params.min_closure
     # (the board under a disc is what lies right beside its rim, not the board 5 diameters
     # away: a patch of table beside the board's edge differs from the board but not from what
