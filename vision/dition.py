@@ -501,9 +501,14 @@ def detect_discs(
 
 
 def _vote_channels(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np.ndarray]:
-    """The rectified image at the vote scale (float32): grey, and grey plus 'blueness' (B - R),
-    where the warm paper loses against the neutral white face, so white discs stand out from the
-    plate as much as black ones do (a grey image gives grey twice)."""
+    """The rectified image at the vote scale (float32): grey plus the board's own colour, and grey
+    plus 'blueness' (B - R), where the warm paper loses against the neutral white face, so white
+    discs stand out from the plate as much as black ones do (a grey image gives grey twice).
+    (The first: a black face on saturated felt can be as bright as the felt, but it is neutral:
+    grey plus each pixel's component along the board's chroma (the unit vector from the neutral
+    grey of the board's median colour to that colour), weighted by the board's saturation (its
+    chroma over its brightness), leaves a neutral face as it is and lifts saturated felt by about
+    its chroma; the kit's paper or a wood board, nearly neutral, by a few levels.)"""
     import cv2
 
     f = params.vote_scale_px_per_unit / params.scale_px_per_unit
@@ -513,7 +518,12 @@ def _vote_channels(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np
     if rect.ndim == 2:
         return rect, rect
     w = params.chroma_weight
-    grey = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY)
+    # (the board's colour: the median of every fourth pixel; discs cover less than half of it)
+    board = np.median(rect[::4, ::4].reshape(-1, 3), axis=0)
+    chroma = board - board.mean()
+    norm = float(np.linalg.norm(chroma))
+    lift = chroma / max(norm, 1e-6) * min(norm / max(float(board.mean()), 1.0), 1.0)
+    grey = cv2.transform(rect, (np.array([0.114, 0.587, 0.299]) + lift).astype(np.float32)[None, :])
     bright = cv2.transform(rect, np.array([[0.114 + w, 0.587, 0.299 - w]], dtype=np.float32))
     return grey, bright
 
