@@ -5,8 +5,9 @@ Stage: `detect_discs(frame, board, params, *, intrinsics) -> list[DiscReading]`.
 1. Rectify: warp the frame to a top-down board image at `scale_px_per_unit` (remap through the
    lens model when intrinsics are given).
 2. Candidates: fixed-radius circle voting (at `vote_scale_px_per_unit`). Every strong edge pixel
-   votes one disc radius *against* its gradient in grey (dark disc on lighter surroundings) and
-   *along* it in grey + (B - R) (bright disc; the warm paper loses against the neutral white
+   votes one disc radius *against* its gradient in grey plus the board's chroma (dark disc on
+   lighter surroundings; a black face on saturated felt is as bright as the felt, but neutral)
+   and *along* it in grey + (B - R) (bright disc; the warm paper loses against the neutral white
    face); votes pile up at disc centres, while straight lines and the centre dots spread theirs.
    Peaks closer than `min_separation_board` are merged (discs cannot overlap). Discs hemmed in by
    their own colour have little outline to vote with: grey-dot blobs (determinant of Hessian)
