@@ -392,21 +392,21 @@ def detect_discs(
         closure = np.maximum(closure, _outline_closure(vals_bright[:n, :, nd:], rim_edges[2], band,
                                                        min_step * math.sqrt(3.0), polarity))
     beside_share = _face_against_beside(vals[:n], rim_edges[2], band, min_step, polarity)
-    if vals_bgr is not None:
+    dark = np.flatnonzero(is_black)
+    if vals_bgr is not None and len(dark):
         # (and along the colour in which this face and the board under it differ most, measured
         # on both: a black face on saturated felt can be as bright as the felt, grey and even
         # grey + (B - R) see no rim, but it lacks the felt's colour; that channel is a unit
         # vector e of B, G, R, whose noise is that of the channels the frame shows, weighted by e)
-        along, e = _along_face_to_board(vals_bgr[:n], face_colour, board_colour)
-        channel_noise = np.array([_frame_noise(rect_bgr[..., c].astype(np.float32)) for c in range(3)])
-        along_noise = np.maximum(np.sqrt((e**2) @ channel_noise**2), params.min_noise)
-        step = np.maximum(params.min_rim_step, params.outline_snr * along_noise)
         # (for a dark face only: a white face stands out in grey already, and a corner of the
-        # board's frame, a shadow or the print beside a line differ from the felt in colour too;
-        # polarity 0 counts no step)
-        dark = is_black.astype(np.float32)
-        closure = np.maximum(closure, _outline_closure(along[..., nd:], rim_edges[2], band, step, dark))
-        beside_share = np.maximum(beside_share, _face_against_beside(along, rim_edges[2], band, step, dark))
+        # board's frame, a shadow or the print beside a line differ from the felt in colour too)
+        along, e = _along_face_to_board(vals_bgr[dark], face_colour[dark], board_colour[dark])
+        along_noise = np.maximum(np.sqrt((e**2) @ _frame_noise(rect_bgr) ** 2), params.min_noise)
+        step = np.maximum(params.min_rim_step, params.outline_snr * along_noise)
+        up = np.ones(len(dark))
+        r_dark, band_dark = rim_edges[2], band[dark]
+        closure[dark] = np.maximum(closure[dark], _outline_closure(along[..., nd:], r_dark, band_dark, step, up))
+        beside_share[dark] = np.maximum(beside_share[dark], _face_against_beside(along, r_dark, band_dark, step, up))
     closed = closure >= params.min_closure
     # (the board under a disc is what lies right beside its rim, not the board 5 diameters
     # away: a patch of table beside the board's edge differs from the board but not from what
@@ -519,8 +519,8 @@ def _vote_channels(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np
     if rect.ndim == 2:
         return rect, rect
     w = params.chroma_weight
-    # (the board's colour: the median of every fourth pixel; discs cover less than half of it)
-    board = np.median(rect[::4, ::4].reshape(-1, 3), axis=0)
+    # (the board's colour: the median of every eighth pixel of every eighth row; discs cover less than half of it)
+    board = np.median(rect[::8, ::8].reshape(-1, 3), axis=0)
     chroma = board - board.mean()
     norm = float(np.linalg.norm(chroma))
     lift = chroma / max(norm, 1e-6) * min(norm / max(float(board.mean()), 1.0), 1.0)
@@ -806,12 +806,16 @@ def _ring_stats(
     return face, _row_median(dot), spread
 
 
-def _frame_noise(rectf: np.ndarray) -> float:
+def _frame_noise(rectf: np.ndarray) -> float | np.ndarray:
     """The noise the frame shows (grey levels, robust sigma of one pixel) on the rectified
     board: differences of horizontal neighbours on every eighth row (some fifteen thousand: their
-    median is steady to a percent; edges are rare: the median)."""
-    d = rectf[1::8, 1:] - rectf[1::8, :-1]
-    return float(1.4826 * np.median(np.abs(d)) / math.sqrt(2.0))
+    median is steady to a percent; edges are rare: the median). A colour image (H, W, 3) gives
+    each channel's (3,)."""
+    rows = rectf[1::8].astype(np.float32)
+    d = np.abs(rows[:, 1:] - rows[:, :-1])
+    if d.ndim == 3:
+        return 1.4826 * np.median(d.reshape(-1, d.shape[2]), axis=0) / math.sqrt(2.0)
+    return float(1.4826 * np.median(d) / math.sqrt(2.0))
 
 
 def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
