@@ -519,8 +519,9 @@ def _vote_channels(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np
     if rect.ndim == 2:
         return rect, rect
     w = params.chroma_weight
-    # (the board's colour: the median of every eighth pixel of every eighth row; discs cover less than half of it)
-    board = np.median(rect[::8, ::8].reshape(-1, 3), axis=0)
+    # (the board's colour: the median of every fourth pixel of every fourth row; discs cover
+    # less than half of it)
+    board = np.median(rect[::4, ::4].reshape(-1, 3), axis=0)
     chroma = board - board.mean()
     norm = float(np.linalg.norm(chroma))
     lift = chroma / max(norm, 1e-6) * min(norm / max(float(board.mean()), 1.0), 1.0)
