@@ -834,7 +834,8 @@ def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_s
     return (np.max(np.where(on_rim, d2, 0.0), axis=2) > min_step[:, None]).mean(axis=1)
 
 
-def _along_face_to_board(vals_bgr: np.ndarray, face_colour: np.ndarray, board_colour: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _along_face_to_board(vals_bgr: np.ndarray, face_colour: np.ndarray,
+                         board_colour: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The BGR profiles `vals_bgr` (N, R, K, 3) projected on each candidate's unit vector from
     its face's colour to the board's (`face_colour`, `board_colour` (N, 3)): (N, R, K), where the
     face is darker than the board whatever their colours (the outline steps up outward), and the
