@@ -54,6 +54,18 @@ def test_discs_without_a_dot_are_found(disc: str, seed: int) -> None:
     assert median < (0.05 if disc == "othello" else 0.01)
 
 
+@pytest.mark.parametrize("seed", [23, 27])
+def test_black_discs_on_green_felt_as_bright_as_the_felt_are_found(seed: int) -> None:
+    """A black face on saturated green felt can be as bright as the felt (grey 55-67 on 75-85):
+    its outline shows in colour, not in grey. Both frames lost black discs before the reader
+    read the outline along the colour from the face to the board (9 and 2 of 60)."""
+    discs, _cam, r, k = _frame(seed, Variety(board="green_felt"))
+    fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k)
+    missed, phantoms, colours, median = _score(discs, detect_discs(r.image, fit, intrinsics=k))
+    assert (missed, phantoms, colours) == (0, 0, 0)
+    assert median < 0.01
+
+
 def test_printed_rings_stars_and_titles_are_not_discs() -> None:
     """The kit's plate with printed rings of 1.2 and 0.7 diameters, a star, a title and a logo:
     no reading on an empty board."""

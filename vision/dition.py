@@ -5,8 +5,9 @@ Stage: `detect_discs(frame, board, params, *, intrinsics) -> list[DiscReading]`.
 1. Rectify: warp the frame to a top-down board image at `scale_px_per_unit` (remap through the
    lens model when intrinsics are given).
 2. Candidates: fixed-radius circle voting (at `vote_scale_px_per_unit`). Every strong edge pixel
-   votes one disc radius *against* its gradient in grey (dark disc on lighter surroundings) and
-   *along* it in grey + (B - R) (bright disc; the warm paper loses against the neutral white
+   votes one disc radius *against* its gradient in grey plus the board's chroma (dark disc on
+   lighter surroundings; a black face on saturated felt is as bright as the felt, but neutral)
+   and *along* it in grey + (B - R) (bright disc; the warm paper loses against the neutral white
    face); votes pile up at disc centres, while straight lines and the centre dots spread theirs.
    Peaks closer than `min_separation_board` are merged (discs cannot overlap). Discs hemmed in by
    their own colour have little outline to vote with: grey-dot blobs (determinant of Hessian)
@@ -225,6 +226,8 @@ class DiscReading:
 # --------------------------------------------------------------------------------------------
 
 
+
+
 def detect_discs(
     frame: np.ndarray,
     board: BoardFit,
@@ -316,8 +319,8 @@ def detect_discs(
     ext = np.r_[np.arange(n), alt]
     starts = np.concatenate([centres0, alt_start[alt]])
     # (from the uint8 frame, BGR or grey: quantisation << sensor noise)
-    vals, u, vals_bright = _sample_profiles(frame, board, intrinsics, starts, np.r_[DOT_RADII, RIM_RADII],
-                                            params.n_rays)
+    vals, u, vals_bright, vals_bgr = _sample_profiles(frame, board, intrinsics, starts, np.r_[DOT_RADII, RIM_RADII],
+                                                      params.n_rays)
     nd = len(DOT_RADII)
     # a grey dot is neutral; the notch where two white discs touch, or the gap between three,
     # shows the warm paper in their shadow
@@ -372,7 +375,8 @@ def detect_discs(
     # differs from the board under it; both measured against the noise this frame shows
     noise = max(_frame_noise(rectf), params.min_noise)
     face_bgr = rect_bgr.reshape(-1, 3)[face_idx] if rect_bgr is not None else None  # (N, 72, 3)
-    face_delta = _face_against_board(small, rect.shape, rect_bgr, face_bgr, cands, face, params)
+    face_delta, face_colour, board_colour = _face_against_board(small, rect.shape, rect_bgr, face_bgr, cands, face,
+                                                                params)
     # (and is one surface: text, a logo, a crossing of lines vary more across the ring than
     # they differ from the board)
     min_contrast = max(params.min_face_contrast, params.face_snr * noise)
@@ -387,12 +391,27 @@ def detect_discs(
         # carries the noise of three: sqrt(3) times the steps)
         closure = np.maximum(closure, _outline_closure(vals_bright[:n, :, nd:], rim_edges[2], band,
                                                        min_step * math.sqrt(3.0), polarity))
+    beside_share = _face_against_beside(vals[:n], rim_edges[2], band, min_step, polarity)
+    dark = np.flatnonzero(is_black)
+    if vals_bgr is not None and len(dark):
+        # (and along the colour in which this face and the board under it differ most, measured
+        # on both: a black face on saturated felt can be as bright as the felt, grey and even
+        # grey + (B - R) see no rim, but it lacks the felt's colour; that channel is a unit
+        # vector e of B, G, R, whose noise is that of the channels the frame shows, weighted by e)
+        # (for a dark face only: a white face stands out in grey already, and a corner of the
+        # board's frame, a shadow or the print beside a line differ from the felt in colour too)
+        along, e = _along_face_to_board(vals_bgr[dark], face_colour[dark], board_colour[dark])
+        along_noise = np.maximum(np.sqrt((e**2) @ _frame_noise(rect_bgr) ** 2), params.min_noise)
+        step = np.maximum(params.min_rim_step, params.outline_snr * along_noise)
+        up = np.ones(len(dark))
+        r_dark, band_dark = rim_edges[2], band[dark]
+        closure[dark] = np.maximum(closure[dark], _outline_closure(along[..., nd:], r_dark, band_dark, step, up))
+        beside_share[dark] = np.maximum(beside_share[dark], _face_against_beside(along, r_dark, band_dark, step, up))
     closed = closure >= params.min_closure
     # (the board under a disc is what lies right beside its rim, not the board 5 diameters
     # away: a patch of table beside the board's edge differs from the board but not from what
     # surrounds it; a disc's face differs from what lies beyond its rim, with its colour's
     # sign, on at least as many rays as its outline closes on: neighbours hide the rest)
-    beside_share = _face_against_beside(vals[:n], rim_edges[2], band, min_step, polarity)
     beside = beside_share >= params.min_closure
     neutral = _neutral_face(face_bgr, noise, params) if face_bgr is not None else np.ones(len(cands), bool)
     contrast_counts = is_black | dot_seen | dot_clipped | (closed & differs)
@@ -483,9 +502,14 @@ def detect_discs(
 
 
 def _vote_channels(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np.ndarray]:
-    """The rectified image at the vote scale (float32): grey, and grey plus 'blueness' (B - R),
-    where the warm paper loses against the neutral white face, so white discs stand out from the
-    plate as much as black ones do (a grey image gives grey twice)."""
+    """The rectified image at the vote scale (float32): grey plus the board's own colour, and grey
+    plus 'blueness' (B - R), where the warm paper loses against the neutral white face, so white
+    discs stand out from the plate as much as black ones do (a grey image gives grey twice).
+    (The first: a black face on saturated felt can be as bright as the felt, but it is neutral:
+    grey plus each pixel's component along the board's chroma (the unit vector from the neutral
+    grey of the board's median colour to that colour), weighted by the board's saturation (its
+    chroma over its brightness), leaves a neutral face as it is and lifts saturated felt by about
+    its chroma; the kit's paper or a wood board, nearly neutral, by a few levels.)"""
     import cv2
 
     f = params.vote_scale_px_per_unit / params.scale_px_per_unit
@@ -495,7 +519,13 @@ def _vote_channels(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np
     if rect.ndim == 2:
         return rect, rect
     w = params.chroma_weight
-    grey = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY)
+    # (the board's colour: the median of every fourth pixel of every fourth row; discs cover
+    # less than half of it)
+    board = np.median(rect[::4, ::4].reshape(-1, 3), axis=0)
+    chroma = board - board.mean()
+    norm = float(np.linalg.norm(chroma))
+    lift = chroma / max(norm, 1e-6) * min(norm / max(float(board.mean()), 1.0), 1.0)
+    grey = cv2.transform(rect, (np.array([0.114, 0.587, 0.299]) + lift).astype(np.float32)[None, :])
     bright = cv2.transform(rect, np.array([[0.114 + w, 0.587, 0.299 - w]], dtype=np.float32))
     return grey, bright
 
@@ -777,12 +807,16 @@ def _ring_stats(
     return face, _row_median(dot), spread
 
 
-def _frame_noise(rectf: np.ndarray) -> float:
+def _frame_noise(rectf: np.ndarray) -> float | np.ndarray:
     """The noise the frame shows (grey levels, robust sigma of one pixel) on the rectified
     board: differences of horizontal neighbours on every eighth row (some fifteen thousand: their
-    median is steady to a percent; edges are rare: the median)."""
-    d = rectf[1::8, 1:] - rectf[1::8, :-1]
-    return float(1.4826 * np.median(np.abs(d)) / math.sqrt(2.0))
+    median is steady to a percent; edges are rare: the median). A colour image (H, W, 3) gives
+    each channel's (3,)."""
+    rows = rectf[1::8].astype(np.float32)
+    d = np.abs(rows[:, 1:] - rows[:, :-1])
+    if d.ndim == 3:
+        return 1.4826 * np.median(d.reshape(-1, d.shape[2]), axis=0) / math.sqrt(2.0)
+    return float(1.4826 * np.median(d) / math.sqrt(2.0))
 
 
 def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
@@ -798,6 +832,17 @@ def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_s
     rr = RIM_RADII[1:-1]
     on_rim = (rr[None, None, :] > r_top - 0.05) & (rr[None, None, :] < r_top + np.maximum(band, 0.0)[..., None] + 0.05)
     return (np.max(np.where(on_rim, d2, 0.0), axis=2) > min_step[:, None]).mean(axis=1)
+
+
+def _along_face_to_board(vals_bgr: np.ndarray, face_colour: np.ndarray,
+                         board_colour: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The BGR profiles `vals_bgr` (N, R, K, 3) projected on each candidate's unit vector from
+    its face's colour to the board's (`face_colour`, `board_colour` (N, 3)): (N, R, K), where the
+    face is darker than the board whatever their colours (the outline steps up outward), and the
+    unit vectors (N, 3)."""
+    d = (board_colour - face_colour).astype(np.float32)
+    e = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-6)
+    return np.einsum("nrkc,nc->nrk", vals_bgr, e), e
 
 
 def _face_against_beside(vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
@@ -835,12 +880,13 @@ def _neutral_face(face_bgr: np.ndarray, noise: float, params: DiscParams) -> np.
 
 def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr: np.ndarray | None,
                         face_bgr: np.ndarray | None, cands_px: np.ndarray, face: np.ndarray,
-                        params: DiscParams) -> np.ndarray:
+                        params: DiscParams) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """How much each candidate's face differs from the board around it (grey levels: the largest
     difference of a colour channel where in colour, black on green felt differs in green): the
     board is the median over ~5 diameters (discs, even a packed cluster, cover less than half).
     `small`: the grey rectified image of `rect_shape` at a quarter of its scale; `face_bgr`
-    (N, P, 3): the faces' samples in colour."""
+    (N, P, 3): the faces' samples in colour. Also the faces' and the board's colours (N, 3), BGR
+    (None for a grey frame)."""
     import cv2
 
     k = round(5 * params.scale_px_per_unit / 4) | 1
@@ -850,13 +896,13 @@ def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr
 
     delta = np.abs(face - _plate_brightness(board_level(small)[..., 0], rect_shape, cands_px))
     if rect_bgr is None:
-        return delta
+        return delta, None, None
     board = board_level(cv2.resize(rect_bgr, (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA))
     vals = face_bgr.astype(np.float32)
     faces = np.stack([_row_median(vals[..., c]) for c in range(3)], axis=1)
-    for c in range(3):
-        delta = np.maximum(delta, np.abs(faces[:, c] - _plate_brightness(board[..., c], rect_shape, cands_px)))
-    return delta
+    boards = np.stack([_plate_brightness(board[..., c], rect_shape, cands_px) for c in range(3)], axis=1)
+    delta = np.maximum(delta, np.abs(faces - boards).max(axis=1))
+    return delta, faces, boards
 
 
 def _row_median(a: np.ndarray) -> np.ndarray:
@@ -894,9 +940,10 @@ def _sample_profiles(
     centres: np.ndarray,
     radii: np.ndarray,
     n_rays: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Grey values (N, n_rays, len(radii)) float32 along rays in the board plane, and the ray
-    directions (n_rays, 2). `frame` is BGR or grey; a BGR frame is sampled first and only the
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Grey values (N, n_rays, len(radii)) float32 along rays in the board plane, the ray
+    directions (n_rays, 2), grey + (B - R) and the BGR samples (N, n_rays, len(radii), 3) float32
+    (a grey frame: grey twice and None). `frame` is BGR or grey; a BGR frame is sampled first and only the
     samples are converted to grey. The sample points are looked up in the board's cached
     board -> image table (exact bilinear interpolation of float32 tables)."""
     import cv2
@@ -922,11 +969,12 @@ def _sample_profiles(
     vals = cv2.remap(frame, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     shape = (len(base), n_rays, len(radii))
     if vals.ndim == 3:
-        bright = cv2.transform(vals.astype(np.float32), np.array([[1.114, 0.587, -0.701]], np.float32))
+        bgr = vals.astype(np.float32)
+        bright = cv2.transform(bgr, np.array([[1.114, 0.587, -0.701]], np.float32))
         vals = cv2.cvtColor(vals, cv2.COLOR_BGR2GRAY)
-        return vals.reshape(shape).astype(np.float32), u, bright.reshape(shape)
+        return vals.reshape(shape).astype(np.float32), u, bright.reshape(shape), bgr.reshape(*shape, 3)
     vals = vals.reshape(shape).astype(np.float32)
-    return vals, u, vals
+    return vals, u, vals, None
 
 
 @functools.lru_cache(maxsize=8)
