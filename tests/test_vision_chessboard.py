@@ -236,7 +236,11 @@ def test_a_crowded_chessboard_is_not_taken_for_the_kits_cells(seed: int) -> None
     stacks = {c: "".join(rng.choice(list(colours), size=int(rng.integers(1, 6))))
               for c in playable_cells() if rng.random() < 0.85}
     r = render_domination(stacks, cam, rng, colours=colours, options=opts, board=board, men=Men(kind="chip"))
-    assert find_domination_board(r.image).extra["cells_found"] < 26  # the trap is there
+    try:  # the trap: the kit's finder sees a few of the light squares as its cells
+        kit_cells = find_domination_board(r.image).extra["cells_found"]
+        assert kit_cells < 26
+    except BoardNotFoundError:  # OpenCV 4.10 (the floor) rejects seed 103's lines outright
+        pass
     fit = find_board(r.image, game="domination")
     assert fit.method == "chessboard"
     turns, _ = _turn_to_truth(fit.corners_px, np.array(r.truth["corners_px"]))
