@@ -66,6 +66,25 @@ def test_black_discs_on_green_felt_as_bright_as_the_felt_are_found(seed: int) ->
     assert median < 0.01
 
 
+def test_black_discs_lighter_than_blue_felt_in_grey_are_read_black() -> None:
+    """A black face under a hot spot can be lighter than saturated felt in grey: frame 6 of the
+    variety benchmark's blue felt (seed 1) has a black disc at (3.05, 11.10) whose face reads
+    grey 105 on felt of grey 60. It was read white when the colour compared grey with the
+    board's grey; in the felt's own (blue) channel it is darker than the felt, as black is."""
+    rng = np.random.default_rng(1)
+    for _ in range(7):  # the benchmark's draws: frame 6 is the seventh
+        discs = random_discs(rng, int(rng.integers(10, 151)), touching_fraction=0.33, colours="random")
+        opts = RenderOptions.random(rng)
+        cam = random_camera(rng, "dition", distortion=True)
+    r = render_varied(discs, cam, np.random.default_rng([1, 6]), Variety(board="blue_felt"), opts)
+    k = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
+    fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k)
+    found = detect_discs(r.image, fit, intrinsics=k)
+    near = [d for d in found if np.hypot(d.centre_board[0] - 3.05, d.centre_board[1] - 11.10) < 0.3]
+    assert [d.colour for d in near] == ["black"]
+    assert _score(discs, found)[:3] == (0, 0, 0)
+
+
 def test_printed_rings_stars_and_titles_are_not_discs() -> None:
     """The kit's plate with printed rings of 1.2 and 0.7 diameters, a star, a title and a logo:
     no reading on an empty board."""

@@ -26,7 +26,9 @@ Stage: `detect_discs(frame, board, params, *, intrinsics) -> list[DiscReading]`.
    cannot pass these tests are dropped before the (costly) profiles.
 3. Colour: the face between the dot and the rim against the local plate brightness (a
    morphological closing), with the grey dot as second vote (brighter than a black face, darker
-   than a white one), so glare on a black face does not make it white. (That contrast speaks
+   than a white one), so glare on a black face does not make it white; in a colour frame both
+   in each pixel's brightest channel (a black face on saturated felt can be lighter than the
+   felt in grey, never in the felt's own colour). (That contrast speaks
    for a white reading only when its dot is seen or its face is clipped: bare paper is as
    bright as a white face.)
 4. Sub-pixel: radial profiles in the ORIGINAL frame (no resampling loss; one `cv2.remap` of the
@@ -269,7 +271,7 @@ def detect_discs(
     k = round(1.6 * s) | 1
     small = cv2.resize(rect, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
     ks = max(3, (k // 4) | 1)
-    bg = cv2.morphologyEx(small, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ks, ks)))
+    bg = _closing(small, ks)
 
     # the face's samples (the ring between the dot and the rim), looked up once for every test
     face_idx = _ring_indices(rect.shape, cands, tuple(r * s for r in FACE_RING_BOARD), 24)
@@ -278,8 +280,15 @@ def detect_discs(
     ratio = face / np.maximum(plate, 1.0)
     # black: a face well below the plate (glare lifts it to ~0.65), and a dot brighter than
     # the face; white: a face near or above the plate and a darker dot
-    black_score = (params.black_ratio - ratio) / 0.12 + np.clip((dotv - face) / 40.0, -1.0, 1.0)
+    dot_vote = np.clip((dotv - face) / 40.0, -1.0, 1.0)
+    black_score = (params.black_ratio - ratio) / 0.12 + dot_vote
+    # (in grey: whether the face is darker than the board, the sign of its outline's steps for
+    # the fits below; its colour is read in the board's brightest channel, `_face_to_plate`: a
+    # black face on saturated felt can be lighter than the felt in grey and is read as light
+    # here, its outline and dot included, but it is a black disc)
     is_black = black_score > 0
+    reads_black = is_black if rect_bgr is None else (
+        (params.black_ratio - _face_to_plate(rect_bgr, face_idx, small.shape, ks, cands)) / 0.12 + dot_vote > 0)
     # the leniency for dots on clipped white faces needs the face clipped all around the dot,
     # with no ink showing (a drawn line through clipped paper is no disc's dot)
     clear = np.zeros(len(cands), bool)
@@ -304,10 +313,10 @@ def detect_discs(
     off_ink = _off_ink(centres0, intrinsics is not None, params)
     viable = ~from_dot | clear | (uniform & off_ink)
     if not viable.all():
-        (cands, votes, from_dot, centres0, face, dotv, spread, black_score, is_black, clear, uniform,
+        (cands, votes, from_dot, centres0, face, dotv, spread, black_score, is_black, reads_black, clear, uniform,
          off_ink, alt_start, face_idx) = (a[viable] for a in (cands, votes, from_dot, centres0, face, dotv, spread,
-                                                              black_score, is_black, clear, uniform, off_ink,
-                                                              alt_start, face_idx))
+                                                              black_score, is_black, reads_black, clear, uniform,
+                                                              off_ink, alt_start, face_idx))
         if len(cands) == 0:
             return []
 
@@ -491,7 +500,7 @@ def detect_discs(
     return [
         DiscReading((cx, cy), (ix, iy), "black" if b else "white", cf, sg)
         for (cx, cy), (ix, iy), b, cf, sg in zip(
-            centre[sel].tolist(), px[order].tolist(), is_black[sel].tolist(), conf[sel].tolist(),
+            centre[sel].tolist(), px[order].tolist(), reads_black[sel].tolist(), conf[sel].tolist(),
             sigma[sel].tolist())
     ]
 
@@ -903,6 +912,36 @@ def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr
     boards = np.stack([_plate_brightness(board[..., c], rect_shape, cands_px) for c in range(3)], axis=1)
     delta = np.maximum(delta, np.abs(faces - boards).max(axis=1))
     return delta, faces, boards
+
+
+def _face_to_plate(rect_bgr: np.ndarray, face_idx: np.ndarray, small_shape: tuple[int, ...], ks: int,
+                   cands_px: np.ndarray) -> np.ndarray:
+    """Each candidate's face brightness over the local plate's (N,), both in each pixel's
+    brightest channel, max(B, G, R): the face's median over its samples (`face_idx`), the plate's
+    a closing (`ks` pixels) of the rectified image at the quarter scale (`small_shape`).
+    (In grey a black face on saturated felt can be brighter than the felt: black (30, 30, 34)
+    lit brightly reads 105 on blue felt (118, 62, 26) of grey 60. But the felt reflects its
+    own colour as well as a white face does and a black face does not: in the felt's own
+    channel a black face is darker than the felt and a white one brighter, whatever the light
+    (a tint or a hot spot scales both alike). A neutral face's brightest channel is its grey, so
+    on paper, wood or a grey board the ratio is what grey gives, give or take the board's tint.
+    A ratio, not a difference in noise units: the light scales face and plate alike, and the
+    ratio black / white faces keep (~0.15) is far from `black_ratio`.)"""
+    import cv2
+
+    b, g, r = cv2.split(rect_bgr)
+    value = cv2.max(cv2.max(b, g), r)  # (numpy's max over the last axis is several times slower)
+    face = _row_median(value.reshape(-1)[face_idx].astype(np.float32))
+    small = cv2.resize(value, (small_shape[1], small_shape[0]), interpolation=cv2.INTER_AREA)
+    return face / np.maximum(_plate_brightness(_closing(small, ks), value.shape, cands_px), 1.0)
+
+
+def _closing(small: np.ndarray, ks: int) -> np.ndarray:
+    """A morphological closing with a disc of `ks` pixels: removes what is darker than the plate
+    and smaller than the disc (discs, drawn lines), keeps the plate."""
+    import cv2
+
+    return cv2.morphologyEx(small, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ks, ks)))
 
 
 def _row_median(a: np.ndarray) -> np.ndarray:
