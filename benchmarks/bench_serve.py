@@ -59,7 +59,7 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
 
     import hardware
     from hardware.fakes.picamera2 import FakeCamera, FakeCameraSystem
-    from hardware.sources.picamera2_source import Picamera2Params, Picamera2Source
+    from hardware.sources.picamera2_source import Picamera2Params, Picamera2Source, preview_size
     from referee import loop
     from referee.cli import main
     from referee.simtable import Pace, scripted_match
@@ -103,7 +103,13 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
             services[0].command("new_match", {})
         return frames[shown]
 
-    system = FakeCameraSystem([FakeCamera(fps=30.0, settle_frames=4, frame_fn=show)])
+    camera = FakeCamera(fps=30.0, settle_frames=4, frame_fn=show)
+    # the lores stream the source asks for: the ISP's copies of the frames made now, as the
+    # frames themselves were (on a Pi the ISP scales each frame in hardware, at no CPU cost)
+    lores = preview_size(size, Picamera2Params().preview_width)
+    if lores is not None:
+        camera.warm_isp(frames, lores)
+    system = FakeCameraSystem([camera])
 
     def open_camera(spec: str, **options: object) -> Picamera2Source:
         source = Picamera2Source(0, Picamera2Params(size=size),
@@ -128,18 +134,19 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
     emit = loop.Referee.emit
     inside = threading.local()
 
-    def timed(self: loop.Referee, image: np.ndarray) -> list[dict[str, object]]:
+    def timed(self: loop.Referee, image: np.ndarray,
+              preview: Any = None) -> list[dict[str, object]]:
         if window["state"] == "before":
             window["threads0"] = _thread_cpu()
             window["state"] = "open"
             window["end"] = time.monotonic() + seconds
             window["cpu0"] = window["cpu1"] = time.process_time()
         if window["state"] != "open":
-            return process(self, image)
+            return process(self, image, preview)
         t0 = time.thread_time()
         inside.record_s = 0.0
         try:
-            return process(self, image)
+            return process(self, image, preview)
         finally:
             # the vision and the rules: the call less its record keeping (`emit`: the SQLite
             # commit, the snapshot's overlay and full-size JPEG), which is "everything else"
@@ -176,7 +183,8 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
             "record_cpu_s": window["record_s"], "closed": window["state"] == "closed",
             "process_cpu_s": window.get("cpu1", 0.0) - window.get("cpu0", 0.0),
             "threads": {name: cpu_s - start.get(name, 0.0) for name, cpu_s in end.items()},
-            "events": window["events"], "camera_fps": round(1e6 / max(
+            "events": window["events"], "preview": "x".join(map(str, lores)) if lores else "no",
+            "camera_fps": round(1e6 / max(
                 1, Picamera2Params().frame_duration_limits_us[0]), 1)}), flush=True)
 
 
@@ -298,7 +306,8 @@ def main() -> int:
           f"{stats['camera_fps']:g} fps), --max-fps 8, one page watching, {args.seconds:g} s")
     print(f"{'frames processed':<34}{stats['frames']:>10}")
     print(f"{'processed frames/s':<34}{stats['frames'] / args.seconds:>10.1f}")
-    print(f"{'pictures served (640 px)':<34}{counts['pictures']:>10}")
+    print(f"{'pictures served (640 px)':<34}{counts['pictures']:>10}  (the camera's lores "
+          f"picture: {stats['preview']})")
     print(f"{'CPU per processed frame, ms':<34}{total_ms:>10.1f}")
     print(f"{'  vision and rules, ms':<34}{vision_ms:>10.1f}")
     print(f"{'  everything else, ms':<34}{else_ms:>10.1f}")
