@@ -2,9 +2,12 @@
 
 Runs `referee serve --max-fps 8` in a child process, on a camera that costs what the Pi camera
 costs: the fake picamera2 (picamera2's request queue and event loop thread, 30 fps, 2304x1296 as
-Camera Module 3 streams, run at the frame rate `Picamera2Source` asks for) showing 60 frames of the simulated table playing a match, rendered
-before the measurement starts: no frame is rendered while measuring (on a Pi the ISP delivers
-them; rendering one here takes ~300 ms of CPU and would swamp everything). The table changes
+Camera Module 3 streams, run at the frame rate `Picamera2Source` asks for; each frame read is
+copied out of its buffer, as picamera2's `make_array` copies it, with its 640x360 YUV420 `lores`
+picture for the page) showing 60 frames of the simulated table playing a match, rendered before
+the measurement starts, their lores copies too: no frame is rendered or scaled while measuring
+(on a Pi the ISP delivers and scales them; rendering one here takes ~300 ms of CPU and would
+swamp everything). The table changes
 7.5 times a second, a move every ~1.2 s (a busy table: most matches are slower, so the match
 log's share is high here); when the 60 frames run out the players start a new match (`new_match`,
 as a page would) and the recording plays again. One page watches the way the live page does: the
@@ -17,8 +20,8 @@ The window: from the child's first processed frame for `--seconds`. In it the ch
   - everything else: the process's CPU time (`time.process_time`) less that. It includes the
     match log (`emit`: the SQLite commit, the verdict's snapshot overlay and JPEG; printed on
     its own), the camera (the fake's event loop, standing in for picamera2's), reading frames,
-    the web server, the page's picture (drawn and encoded on the "frame-encoder" thread), the
-    event stream's state JSON.
+    the web server, the page's picture (from the lores picture: drawn and encoded on the
+    "frame-encoder" thread), the event stream's state JSON.
 The CPU time of each kind of thread is read from /proc before and after the window (not in it:
 a reading of the web server's 300 worker threads costs ~40 ms); their sum falls short of the
 total by /proc's 10 ms ticks and by threads that ended inside the window.
