@@ -2,9 +2,12 @@
 
 Runs `referee serve --max-fps 8` in a child process, on a camera that costs what the Pi camera
 costs: the fake picamera2 (picamera2's request queue and event loop thread, 30 fps, 2304x1296 as
-Camera Module 3 streams, run at the frame rate `Picamera2Source` asks for) showing 60 frames of the simulated table playing a match, rendered
-before the measurement starts: no frame is rendered while measuring (on a Pi the ISP delivers
-them; rendering one here takes ~300 ms of CPU and would swamp everything). The table changes
+Camera Module 3 streams, run at the frame rate `Picamera2Source` asks for; each frame read is
+copied out of its buffer, as picamera2's `make_array` copies it, with its 640x360 YUV420 `lores`
+picture for the page) showing 60 frames of the simulated table playing a match, rendered before
+the measurement starts, their lores copies too: no frame is rendered or scaled while measuring
+(on a Pi the ISP delivers and scales them; rendering one here takes ~300 ms of CPU and would
+swamp everything). The table changes
 7.5 times a second, a move every ~1.2 s (a busy table: most matches are slower, so the match
 log's share is high here); when the 60 frames run out the players start a new match (`new_match`,
 as a page would) and the recording plays again. One page watches the way the live page does: the
@@ -17,8 +20,8 @@ The window: from the child's first processed frame for `--seconds`. In it the ch
   - everything else: the process's CPU time (`time.process_time`) less that. It includes the
     match log (`emit`: the SQLite commit, the verdict's snapshot overlay and JPEG; printed on
     its own), the camera (the fake's event loop, standing in for picamera2's), reading frames,
-    the web server, the page's picture (drawn and encoded on the "frame-encoder" thread), the
-    event stream's state JSON.
+    the web server, the page's picture (from the lores picture: drawn and encoded on the
+    "frame-encoder" thread), the event stream's state JSON.
 The CPU time of each kind of thread is read from /proc before and after the window (not in it:
 a reading of the web server's 300 worker threads costs ~40 ms); their sum falls short of the
 total by /proc's 10 ms ticks and by threads that ended inside the window.
@@ -59,7 +62,7 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
 
     import hardware
     from hardware.fakes.picamera2 import FakeCamera, FakeCameraSystem
-    from hardware.sources.picamera2_source import Picamera2Params, Picamera2Source
+    from hardware.sources.picamera2_source import Picamera2Params, Picamera2Source, preview_size
     from referee import loop
     from referee.cli import main
     from referee.simtable import Pace, scripted_match
@@ -103,7 +106,13 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
             services[0].command("new_match", {})
         return frames[shown]
 
-    system = FakeCameraSystem([FakeCamera(fps=30.0, settle_frames=4, frame_fn=show)])
+    camera = FakeCamera(fps=30.0, settle_frames=4, frame_fn=show)
+    # the lores stream the source asks for: the ISP's copies of the frames made now, as the
+    # frames themselves were (on a Pi the ISP scales each frame in hardware, at no CPU cost)
+    lores = preview_size(size, Picamera2Params().preview_width)
+    if lores is not None:
+        camera.warm_isp(frames, lores)
+    system = FakeCameraSystem([camera])
 
     def open_camera(spec: str, **options: object) -> Picamera2Source:
         source = Picamera2Source(0, Picamera2Params(size=size),
@@ -128,18 +137,19 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
     emit = loop.Referee.emit
     inside = threading.local()
 
-    def timed(self: loop.Referee, image: np.ndarray) -> list[dict[str, object]]:
+    def timed(self: loop.Referee, image: np.ndarray,
+              preview: Any = None) -> list[dict[str, object]]:
         if window["state"] == "before":
             window["threads0"] = _thread_cpu()
             window["state"] = "open"
             window["end"] = time.monotonic() + seconds
             window["cpu0"] = window["cpu1"] = time.process_time()
         if window["state"] != "open":
-            return process(self, image)
+            return process(self, image, preview)
         t0 = time.thread_time()
         inside.record_s = 0.0
         try:
-            return process(self, image)
+            return process(self, image, preview)
         finally:
             # the vision and the rules: the call less its record keeping (`emit`: the SQLite
             # commit, the snapshot's overlay and full-size JPEG), which is "everything else"
@@ -176,7 +186,8 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
             "record_cpu_s": window["record_s"], "closed": window["state"] == "closed",
             "process_cpu_s": window.get("cpu1", 0.0) - window.get("cpu0", 0.0),
             "threads": {name: cpu_s - start.get(name, 0.0) for name, cpu_s in end.items()},
-            "events": window["events"], "camera_fps": round(1e6 / max(
+            "events": window["events"], "preview": "x".join(map(str, lores)) if lores else "no",
+            "camera_fps": round(1e6 / max(
                 1, Picamera2Params().frame_duration_limits_us[0]), 1)}), flush=True)
 
 
@@ -298,7 +309,8 @@ def main() -> int:
           f"{stats['camera_fps']:g} fps), --max-fps 8, one page watching, {args.seconds:g} s")
     print(f"{'frames processed':<34}{stats['frames']:>10}")
     print(f"{'processed frames/s':<34}{stats['frames'] / args.seconds:>10.1f}")
-    print(f"{'pictures served (640 px)':<34}{counts['pictures']:>10}")
+    print(f"{'pictures served (640 px)':<34}{counts['pictures']:>10}  (the camera's lores "
+          f"picture: {stats['preview']})")
     print(f"{'CPU per processed frame, ms':<34}{total_ms:>10.1f}")
     print(f"{'  vision and rules, ms':<34}{vision_ms:>10.1f}")
     print(f"{'  everything else, ms':<34}{else_ms:>10.1f}")

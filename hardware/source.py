@@ -4,6 +4,11 @@ A source hands out `Frame`s: a BGR image (uint8, shape (H, W, 3)), the time it w
 its index. `read()` blocks until the next frame, raises `EndOfStream` when a finite source is
 exhausted, `SourceLostError` when a live camera is gone, and `CorruptFrameError` for a frame that
 could not be decoded (the next `read()` may succeed).
+
+A camera that makes a second, smaller picture of each frame itself (the Pi camera's `lores`
+stream, scaled by the ISP) hands it out as the frame's `preview`: the page's picture is made
+from it instead of shrinking the full frame (2.2 ms of CPU from 2304x1296, 0.2 ms from I420).
+Sources without one (webcams, files, URLs) leave it None.
 """
 
 from __future__ import annotations
@@ -19,12 +24,56 @@ import numpy as np
 BgrImage = np.ndarray
 
 
+class Preview:
+    """The same frame as `Frame.image`, smaller, as the camera's ISP made it: a YUV420 (I420) or
+    YVU420 (YV12) buffer laid out as picamera2's `make_array` returns it, (h * 3 // 2, stride)
+    with `stride` >= w (the rows' padding is dropped). Converted to BGR once, when first asked
+    (`bgr()`): most frames are never shown."""
+
+    def __init__(self, yuv: np.ndarray, size: tuple[int, int], fmt: str = "YUV420") -> None:
+        from hardware.errors import CorruptFrameError
+
+        width, height = int(size[0]), int(size[1])
+        if fmt not in _YUV_TO_BGR:
+            raise ValueError(f"preview format {fmt!r}: one of {sorted(_YUV_TO_BGR)}")
+        shape = getattr(yuv, "shape", None)
+        if (width <= 0 or height <= 0 or width % 2 or height % 2 or not isinstance(yuv, np.ndarray)
+                or yuv.dtype != np.uint8 or yuv.ndim != 2 or yuv.shape[0] != height * 3 // 2
+                or yuv.shape[1] < width or yuv.shape[1] % 2):
+            raise CorruptFrameError(
+                f"preview: a {fmt} buffer of {width}x{height} is (h * 3 / 2, stride >= w) uint8, "
+                f"got shape {shape}"
+            )
+        self.size = (width, height)
+        self.format = fmt
+        self._yuv = yuv
+        self._bgr: BgrImage | None = None
+
+    def bgr(self) -> BgrImage:
+        """The preview as BGR (h, w, 3); the same array on every call (do not draw on it)."""
+        if self._bgr is None:
+            import cv2
+
+            # converted at the padded width: the chroma planes' rows are stride / 2 bytes, as
+            # an I420 picture that wide has them; then the padding columns are cut off
+            bgr = cv2.cvtColor(self._yuv, getattr(cv2, _YUV_TO_BGR[self.format]))
+            width = self.size[0]
+            self._bgr = bgr if bgr.shape[1] == width else np.ascontiguousarray(bgr[:, :width])
+        return self._bgr
+
+
+#: the OpenCV conversion of each (cv2 is imported only when a preview is shown)
+_YUV_TO_BGR = {"YUV420": "COLOR_YUV2BGR_I420", "YVU420": "COLOR_YUV2BGR_YV12"}
+
+
 @dataclass(frozen=True)
 class Frame:
     image: BgrImage
     timestamp_s: float
     index: int
     meta: Mapping[str, Any] = field(default_factory=dict)
+    #: the same frame, smaller, made by the camera (`Preview`); None when it makes none
+    preview: Preview | None = None
 
 
 @runtime_checkable

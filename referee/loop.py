@@ -18,6 +18,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from hardware.source import Preview
 from referee.games.base import Reading
 from referee.games.registry import get_game
 from referee.log import MatchLog
@@ -83,6 +84,9 @@ class Referee:
         self._acted_on: Reading | None = None
         self.board_error: str | None = None
         self.last_frame: np.ndarray | None = None
+        #: the camera's own smaller picture of `last_frame` (`hardware.source.Preview`: the Pi
+        #: camera's lores stream), for the page's picture; None from sources without one
+        self.last_preview: Preview | None = None
         self.last_overlay: np.ndarray | None = None
         self.timings_ms: dict[str, float] = {}
 
@@ -125,13 +129,15 @@ class Referee:
             return None
         from referee.overlay import draw_overlay
 
-        return draw_overlay(self.last_frame, self, width=width)
+        return draw_overlay(self.last_frame, self, width=width, preview=self.last_preview)
 
     # -- frames --------------------------------------------------------------------------------
-    def process(self, image: np.ndarray) -> list[dict[str, Any]]:
-        """One frame in; the committed events out."""
+    def process(self, image: np.ndarray, preview: Preview | None = None) -> list[dict[str, Any]]:
+        """One frame in (and the camera's smaller picture of it, if it makes one: only shown,
+        never judged); the committed events out."""
         self.frames += 1
         self.last_frame = image
+        self.last_preview = preview
         t0 = time.perf_counter()
         events: list[dict[str, Any]] = []
         if self.board is None:

@@ -15,6 +15,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from hardware.source import Preview
 from vision.resize import shrink
 
 ROLE_BGR = {
@@ -60,23 +61,37 @@ def caption_lines(text: str, width_px: int, scale: float, thick: int) -> tuple[s
     return tuple(lines)
 
 
-def draw_overlay(frame: np.ndarray, referee: Any, width: int | None = None) -> np.ndarray:
+def shown_picture(frame: np.ndarray, preview: Preview | None, width: int | None) -> np.ndarray:
+    """`frame` as a page shows it, `width` px wide (None, or not narrower: the frame itself).
+    From the camera's `preview` of it when that is at least `width` wide (the same frame, made
+    small by the camera: the full frame is not touched), else shrunk from `frame`. May be
+    `frame` or the preview's own array: copy it before drawing on it."""
+    if width is None or width <= 0 or width >= frame.shape[1]:
+        return frame
+    if preview is not None and preview.size[0] >= width:
+        return shrink(preview.bgr(), width)
+    return shrink(frame, width)
+
+
+def draw_overlay(frame: np.ndarray, referee: Any, width: int | None = None,
+                 preview: Preview | None = None) -> np.ndarray:
     """A copy of `frame` with the board outline, what the referee's game marks on it (its
     `Game.draw`), the instruction and a hand warning. `width`: the copy is shrunk to it first and
-    drawn at that size (the page's picture: no full-size copy and drawing for a small view)."""
-    scale = 1.0
-    if width is not None and 0 < width < frame.shape[1]:
-        img = shrink(frame, width)
-        scale = img.shape[1] / frame.shape[1]
-    else:
-        img = frame.copy()
+    drawn at that size (the page's picture: no full-size copy and drawing for a small view),
+    made from `preview` (the camera's smaller picture of the same frame) when that is wide
+    enough (`shown_picture`)."""
+    img = shown_picture(frame, preview, width)
+    if img is frame or (preview is not None and img is preview.bgr()):
+        img = img.copy()
+    # captured pixels -> pixels of the copy, per axis (a preview's aspect may differ a little)
+    scale_x, scale_y = img.shape[1] / frame.shape[1], img.shape[0] / frame.shape[0]
     board = referee.board
     h, w = img.shape[:2]
     thick = max(2, round(w / 600))
     if board is not None:
-        to_shown = np.diag([scale, scale, 1.0])  # captured pixels -> pixels of the copy
+        to_shown = np.diag([scale_x, scale_y, 1.0])
         H = to_shown @ np.asarray(board.H_board_to_image, dtype=np.float64)
-        corners = np.round(np.asarray(board.corners_px) * scale * 4).astype(np.int32)
+        corners = np.round(np.asarray(board.corners_px) * (scale_x, scale_y) * 4).astype(np.int32)
         cv2.polylines(img, [corners], True, (60, 200, 60), thick, cv2.LINE_AA, shift=2)
         referee.spec.draw(img, H, referee.last_reading, referee.match.instruction, thick)
     text = referee.match.instruction.get("text", "")

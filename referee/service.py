@@ -26,8 +26,8 @@ from referee.errors import CommandError
 from referee.games import registry
 from referee.log import MatchLog
 from referee.loop import LoopSettings, Referee
+from referee.overlay import shown_picture
 from referee.view import board_angle_deg, quarter_turns
-from vision.resize import shrink
 
 DEFAULT_SETTINGS = LoopSettings()
 #: how long `stop` waits for the frame thread: longer than a camera read's own 5 s timeout plus a
@@ -304,8 +304,9 @@ class RefereeService:
                     return False
                 if _tidying(frame):
                     self.referee.last_frame = frame.image
+                    self.referee.last_preview = frame.preview
                     return False
-                self.referee.process(frame.image)
+                self.referee.process(frame.image, frame.preview)
             self._last_error = None
         except Exception as exc:  # noqa: BLE001 - nothing a frame does may stop the referee
             text = f"{type(exc).__name__}: {exc}"
@@ -434,12 +435,14 @@ class RefereeService:
         """The latest frame as JPEG; `max_width`: shrunk to that width (the size a page shows),
         which costs a fraction of a full-size encode."""
         with self._lock:
-            image = (self.referee.overlay_image(width=max_width) if overlay
-                     else self.referee.last_frame)
+            if overlay:
+                image = self.referee.overlay_image(width=max_width)
+            else:
+                image, preview = self.referee.last_frame, self.referee.last_preview
         if image is None:
             return None
-        if max_width is not None:
-            image = shrink(image, max_width)
+        if not overlay:
+            image = shown_picture(image, preview, max_width)
         ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
         return buf.tobytes() if ok else None
 

@@ -140,11 +140,11 @@ def test_an_unexpected_error_in_judging_is_an_event_and_the_loop_goes_on(tmp_pat
     calls = {"n": 0}
     real = service.referee.process
 
-    def flaky(image):
+    def flaky(image, preview=None):
         calls["n"] += 1
         if calls["n"] in (2, 3):  # the same error twice in a row is reported once
             raise ZeroDivisionError("a bug in the vision")
-        return real(image)
+        return real(image, preview)
 
     service.referee.process = flaky
     died = threading.Event()

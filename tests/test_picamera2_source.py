@@ -68,7 +68,7 @@ def test_settles_then_locks_exposure_gain_and_white_balance() -> None:
                       "LensPosition": pytest.approx(1.6)}
     lock_call = camera.controls_set[-1]
     assert lock_call["AeEnable"] is False and lock_call["AwbEnable"] is False
-    assert main == {"format": "RGB888", "size": SIZE}
+    assert (main["format"], main["size"]) == ("RGB888", SIZE)
     assert not camera.is_open, "close() released the camera"
 
 

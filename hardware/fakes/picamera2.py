@@ -32,8 +32,21 @@ behaviour, including its threading, so `Picamera2Source` is tested on any machin
   frames. The frame rate is `FakeCamera.fps` or lower where `FrameDurationLimits`' minimum says. `camera_controls` {name: (min, max, default)}, `camera_properties`, `sensor_resolution`.
 
 Pixel formats as in memory on a Pi: "RGB888" hands out B, G, R bytes (what OpenCV wants),
-"BGR888" R, G, B, "XBGR8888"/"XRGB8888" add a fourth byte (255). Images are made only when a
-request's array is taken (`make_array`), as the real buffers are filled by the hardware.
+"BGR888" R, G, B, "XBGR8888"/"XRGB8888" add a fourth byte (255); "YUV420" (I420) / "YVU420"
+(YV12) as `make_array` returns them: one (h * 3 // 2, stride) array, the Y plane's h rows, then
+the two half-size chroma planes (h / 2 rows of stride / 2 bytes each), padding included. Strides
+as the Pi 4's ISP driver (bcm2835-isp) lays rows out and `camera_configuration()` reports them
+("stride", "framesize"): YUV 64-byte aligned, 24-bit RGB 32 pixels, 32-bit 64 bytes.
+Images are made only when a request's array is taken (`make_array`), as the real buffers are
+filled by the hardware, and each `make_array` is a copy, as the real one copies out of the
+camera's buffer.
+
+The `lores` stream (`lores={"size": (w, h), "format": "YUV420"}`), as in the real one: its
+defaults are YUV420 at the main stream's size, its size is rounded down to even, it may not be
+larger than main, and on a Pi 4 (`FakeCameraSystem.platform` "vc4") it must be YUV. It shows the
+same frame as main, from the same request, scaled by the "ISP" (the main-size scene shrunk with
+INTER_AREA; the shrunk copy of a scene is kept, so frames that repeat cost that once, as a
+benchmark's pre-rendered ones do: `FakeCamera.warm_isp`).
 
 The fake AE/AWB converge over `settle_frames` frames. Autofocus (imx708 only): the lens starts at
 the tuning file's default (1.0 dioptre); the picture is blurred in proportion to how far the lens
@@ -119,8 +132,79 @@ SENSOR_RESOLUTIONS: dict[str, tuple[int, int]] = {
     "ov5647": (2592, 1944),
 }
 
-_FORMATS = ("RGB888", "BGR888", "XBGR8888", "XRGB8888")
+_RGB_FORMATS = ("RGB888", "BGR888", "XBGR8888", "XRGB8888")
+_YUV_FORMATS = ("YUV420", "YVU420")
+_FORMATS = _RGB_FORMATS + _YUV_FORMATS
 _STREAM_KEYS = ("format", "size", "stride", "preserve_ar")
+#: what `Picamera2.platform` can be: "vc4" (Pi 4 and earlier), "pisp" (Pi 5)
+PLATFORMS = ("vc4", "pisp")
+
+
+def _align_up(value: int, step: int) -> int:
+    return -(-value // step) * step
+
+
+def stride_bytes(fmt: str, width: int) -> int:
+    """A row's bytes in the ISP's buffer (bcm2835-isp: `bytesperline_align` of the format; 24-bit
+    RGB rows are 32 pixels aligned)."""
+    if fmt in _YUV_FORMATS:
+        return _align_up(width, 64)
+    if fmt in ("RGB888", "BGR888"):
+        return _align_up(width, 32) * 3
+    return _align_up(width * 4, 64)
+
+
+def frame_bytes(fmt: str, width: int, height: int) -> int:
+    """The buffer's size ("framesize"): the chroma planes add half the luma's for YUV420."""
+    stride = stride_bytes(fmt, width)
+    return stride * height * 3 // 2 if fmt in _YUV_FORMATS else stride * height
+
+
+def to_yuv420(bgr: BgrImage, fmt: str = "YUV420") -> np.ndarray:
+    """`bgr` (even sides) as the ISP writes a YUV420 / YVU420 buffer and `make_array` hands it
+    out: (h * 3 // 2, stride) uint8, the Y plane then U and V (V then U for YVU420), each
+    chroma row stride / 2 bytes, padding zero."""
+    import cv2
+
+    height, width = bgr.shape[:2]
+    stride = stride_bytes(fmt, width)
+    code = cv2.COLOR_BGR2YUV_I420 if fmt == "YUV420" else cv2.COLOR_BGR2YUV_YV12
+    packed = cv2.cvtColor(bgr, code)  # (h * 3 // 2, w): Y, then chroma rows of w / 2 packed
+    if stride == width:
+        return packed
+    luma = width * height
+    chroma = (width // 2) * (height // 2)
+    flat = packed.reshape(-1)
+    out = np.zeros(stride * height * 3 // 2, np.uint8)
+    out[: stride * height].reshape(height, stride)[:, :width] = flat[:luma].reshape(height, width)
+    quarter = (stride // 2) * (height // 2)
+    for k in range(2):
+        plane = out[stride * height + k * quarter: stride * height + (k + 1) * quarter]
+        plane.reshape(height // 2, stride // 2)[:, : width // 2] = \
+            flat[luma + k * chroma: luma + (k + 1) * chroma].reshape(height // 2, width // 2)
+    return out.reshape(height * 3 // 2, stride)
+
+
+class _KeptByIdentity:
+    """What was made from an image, kept while the image is among the last `size` seen (keyed by
+    the object itself: a frame that repeats is the same array)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: dict[tuple[int, Any], tuple[Any, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, image: Any, key: Any, make: Callable[[], Any]) -> Any:
+        with self._lock:
+            hit = self._entries.get((id(image), key))
+            if hit is not None and hit[0] is image:
+                return hit[1]
+        value = make()
+        with self._lock:
+            self._entries[(id(image), key)] = (image, value)
+            while len(self._entries) > self._size:
+                self._entries.pop(next(iter(self._entries)))
+        return value
 
 
 def _default_scene(index: int, size: tuple[int, int]) -> BgrImage:
@@ -145,7 +229,8 @@ class FakeCamera:
     """One fake camera module: what it shows, how it behaves, which faults it injects."""
 
     model: str = "imx708"
-    #: frame source: `frame_fn(index, (w, h)) -> BGR image`; else `image` (resized); else a scene
+    #: frame source: `frame_fn(index, (w, h)) -> BGR image` (called once per request, at the
+    #: main stream's size); else `image` (resized); else a scene
     frame_fn: Callable[[int, tuple[int, int]], BgrImage] | None = None
     image: BgrImage | None = None
     fps: float = 30.0
@@ -170,9 +255,35 @@ class FakeCamera:
     location: int = 2
     rotation: int = 180
 
+    def __post_init__(self) -> None:
+        self._isp = _KeptByIdentity(256)
+
     @property
     def has_autofocus(self) -> bool:
         return self.model.startswith("imx708")
+
+    def isp_scale(self, scene: BgrImage, size: tuple[int, int]) -> BgrImage:
+        """`scene` at `size` as the ISP scales a frame for a second stream (INTER_AREA)."""
+        import cv2
+
+        if (scene.shape[1], scene.shape[0]) == tuple(size):
+            return scene
+        return self._isp.get(scene, ("scale", tuple(size)), lambda: cv2.resize(
+            scene, tuple(size), interpolation=cv2.INTER_AREA))
+
+    def isp_yuv(self, scene: BgrImage, fmt: str) -> np.ndarray:
+        """`scene` as the ISP writes it in a YUV format (`to_yuv420`), kept like `isp_scale`."""
+        return self._isp.get(scene, ("yuv", fmt), lambda: to_yuv420(scene, fmt))
+
+    def warm_isp(self, scenes: list[BgrImage], size: tuple[int, int],
+                 fmt: str = "YUV420") -> None:
+        """Make the ISP's copies of pre-rendered `scenes` now, for a second stream of `size`
+        and `fmt` (a benchmark renders its frames before it measures: on a Pi the ISP scales
+        them, at no CPU cost)."""
+        for scene in scenes:
+            small = self.isp_scale(scene, size)
+            if fmt in _YUV_FORMATS:
+                self.isp_yuv(small, fmt)
 
 
 @dataclass
@@ -180,6 +291,8 @@ class FakeCameraSystem:
     """The cameras a fake `libcamera` sees; `picamera2_class` is a `Picamera2` bound to them."""
 
     cameras: list[FakeCamera] = field(default_factory=lambda: [FakeCamera()])
+    #: the Pi: "vc4" (Pi 4 and earlier: a lores stream must be YUV) or "pisp" (Pi 5)
+    platform: str = "vc4"
     opened: set[int] = field(default_factory=set)
     #: every `Picamera2` instance ever made, newest last (tests look at what the source did)
     instances: list[Any] = field(default_factory=list)
@@ -189,8 +302,12 @@ class FakeCameraSystem:
     def picamera2_class(self) -> type[Picamera2]:
         system = self
 
+        if system.platform not in PLATFORMS:
+            raise ValueError(f"platform {system.platform!r}: one of {PLATFORMS}")
+
         class BoundPicamera2(Picamera2):
             _system = system
+            platform = system.platform
 
         BoundPicamera2.__name__ = "Picamera2"
         BoundPicamera2.__qualname__ = "Picamera2"
@@ -250,6 +367,7 @@ class CompletedRequest:
         self.config = config
         self.ref_count = 1
         self.arrays_made = 0
+        self._scene: BgrImage | None = None  # the frame the sensor saw, for every stream
 
     def acquire(self) -> None:
         if self.ref_count == 0:
@@ -269,9 +387,11 @@ class CompletedRequest:
         if self.ref_count == 0:
             raise RuntimeError("CompletedRequest: buffer used after release")
         if self.config.get(name) is None:
-            raise KeyError(name)
+            raise RuntimeError(f"Stream {name!r} is not defined")  # as the real one says
         self.arrays_made += 1
-        return self._camera._render(self._index, self._metadata, self.config)
+        if self._scene is None:
+            self._scene = self._camera._scene(self._index, tuple(self.config["main"]["size"]))
+        return self._camera._render(self._index, self._metadata, self.config, name, self._scene)
 
     def get_metadata(self) -> dict[str, Any]:
         return dict(self._metadata)
@@ -281,6 +401,8 @@ class Picamera2:
     """The fake. Use `FakeCameraSystem(...).picamera2_class`; the bare class has one imx708."""
 
     _system: FakeCameraSystem = FakeCameraSystem()
+    #: `Platform.get_platform()` of the real one: "vc4" (Pi 4 and earlier) or "pisp" (Pi 5)
+    platform: str = "vc4"
 
     @staticmethod
     def _describe(camera: FakeCamera, num: int) -> dict[str, Any]:
@@ -342,7 +464,6 @@ class Picamera2:
         self._wake = threading.Event()
         self._abort = threading.Event()
         self._loop_thread: threading.Thread | None = None
-        self._resized: tuple[tuple[int, int], BgrImage] | None = None
         self.stop_count = 0
 
     # --- properties -------------------------------------------------------------------------
@@ -366,6 +487,24 @@ class Picamera2:
         }
 
     # --- configuration ----------------------------------------------------------------------
+    @staticmethod
+    def _stream(defaults: Mapping[str, Any], updates: Mapping[str, Any] | None
+                ) -> dict[str, Any] | None:
+        """`_make_initial_stream_config` then `align_stream(optimal=False)`: the defaults with
+        the caller's keys over them, the size rounded down to even."""
+        if updates is None:
+            return None
+        stream = dict(defaults)
+        for key, value in updates.items():
+            if key not in _STREAM_KEYS:
+                raise ValueError(
+                    f"Bad key {key!r}: valid stream configuration keys are {_STREAM_KEYS}"
+                )
+            stream[key] = value
+        size = stream["size"]
+        stream["size"] = (size[0] - size[0] % 2, size[1] - size[1] % 2)
+        return stream
+
     def _make_config(self, use_case: str, default_main: dict[str, Any], main: Mapping[str, Any],
                      lores: Mapping[str, Any] | None, raw: Mapping[str, Any] | None,
                      transform: Any, colour_space: Any, buffer_count: int,
@@ -373,13 +512,8 @@ class Picamera2:
                      queue: bool, sensor: Mapping[str, Any] | None) -> dict[str, Any]:
         if not self.is_open:
             raise RuntimeError("Camera not opened")
-        stream = dict(default_main)
-        for key, value in main.items():
-            if key not in _STREAM_KEYS:
-                raise ValueError(
-                    f"Bad key {key!r}: valid stream configuration keys are {_STREAM_KEYS}"
-                )
-            stream[key] = value
+        stream = self._stream(default_main | {"preserve_ar": True}, main)
+        assert stream is not None
         return {
             "use_case": use_case,
             "transform": transform,
@@ -387,7 +521,8 @@ class Picamera2:
             "buffer_count": buffer_count,
             "queue": queue,
             "main": stream,
-            "lores": dict(lores) if lores is not None else None,
+            "lores": self._stream({"format": "YUV420", "size": stream["size"],
+                                   "preserve_ar": False}, lores),
             "raw": dict(raw) if raw is not None else None,
             "controls": dict(controls),
             "sensor": dict(sensor) if sensor is not None else None,
@@ -439,19 +574,40 @@ class Picamera2:
                       "still": self.create_still_configuration,
                       "video": self.create_video_configuration}
             camera_config = makers[camera_config]()
-        main = camera_config["main"]
-        if main["format"] not in _FORMATS:
-            raise RuntimeError(f"Bad format {main['format']} in stream main")
-        size = main["size"]
-        if type(size) is not tuple or len(size) != 2:
-            raise RuntimeError("size in main stream should be (width, height)")
-        if size[0] % 2 or size[1] % 2:
-            raise RuntimeError("width and height should be even")
+        camera_config = dict(camera_config)  # the real one copies it, then fills it in
+        self._check_stream(camera_config["main"], "main")
+        lores = camera_config.get("lores")
+        if lores is not None:
+            self._check_stream(lores, "lores")
+            (main_w, main_h), (lores_w, lores_h) = camera_config["main"]["size"], lores["size"]
+            if lores_w > main_w or lores_h > main_h:
+                raise RuntimeError("lores stream dimensions may not exceed main stream")
+            if self.platform == "vc4" and lores["format"] not in _YUV_FORMATS:
+                raise RuntimeError("lores stream must be YUV")
         if self.started:
             raise RuntimeError("Camera must be stopped before configuring")
+        for name in ("main", "lores"):  # `_update_stream_config`: what libcamera settled on
+            if camera_config.get(name) is not None:
+                stream = camera_config[name]
+                width, height = stream["size"]
+                stream["stride"] = stride_bytes(stream["format"], width)
+                stream["framesize"] = frame_bytes(stream["format"], width, height)
         self.camera_config = camera_config
         self._max_queue_len = 1 if camera_config.get("queue", True) else 0
         self._controls = dict(camera_config.get("controls", {}))
+
+    @staticmethod
+    def _check_stream(stream: Mapping[str, Any], name: str) -> None:
+        """`check_stream_config`, for the formats the fake makes."""
+        if not isinstance(stream, dict):
+            raise RuntimeError(name + " stream should be a dictionary")  # noqa: TRY004 - as picamera2
+        if stream.get("format") not in _FORMATS:
+            raise RuntimeError(f"Bad format {stream.get('format')} in stream {name}")
+        size = stream.get("size")
+        if type(size) is not tuple or len(size) != 2:
+            raise RuntimeError("size in " + name + " stream should be (width, height)")
+        if size[0] % 2 or size[1] % 2:
+            raise RuntimeError("width and height should be even")
 
     def camera_configuration(self) -> dict[str, Any] | None:
         return self.camera_config
@@ -766,27 +922,25 @@ class Picamera2:
         return exposure, gain, gains, progress >= 1.0
 
     def _scene(self, index: int, size: tuple[int, int]) -> BgrImage:
+        """What the sensor sees in frame `index`, at the main stream's `size`."""
         cam = self._camera
         if cam.frame_fn is not None:
             return cam.frame_fn(index, size)
         if cam.image is not None:
-            import cv2
-
-            if (cam.image.shape[1], cam.image.shape[0]) == size:
-                return cam.image
-            if self._resized is None or self._resized[0] != size:
-                self._resized = (size, cv2.resize(cam.image, size, interpolation=cv2.INTER_AREA))
-            return self._resized[1]
+            return cam.isp_scale(cam.image, size)
         return _default_scene(index, size)
 
-    def _render(self, index: int, metadata: Mapping[str, Any],
-                config: Mapping[str, Any]) -> np.ndarray:
-        """The buffer of frame `index` as memory holds it, in the configured format."""
+    def _render(self, index: int, metadata: Mapping[str, Any], config: Mapping[str, Any],
+                name: str = "main", scene: BgrImage | None = None) -> np.ndarray:
+        """Stream `name`'s buffer of frame `index` as memory holds it, in its format, copied
+        out as `make_array` does; `scene`: the request's frame at the main stream's size."""
         import cv2
 
         cam = self._camera
-        fmt, size = config["main"]["format"], config["main"]["size"]
-        bgr = self._scene(index, size)
+        fmt, size = config[name]["format"], tuple(config[name]["size"])
+        if scene is None:
+            scene = self._scene(index, tuple(config["main"]["size"]))
+        bgr = cam.isp_scale(scene, size)
         # brightness follows exposure x gain relative to the AE target (clipped at white)
         level = (metadata["ExposureTime"] * metadata["AnalogueGain"]) / (
             cam.target_exposure_us * cam.target_gain)
@@ -797,10 +951,13 @@ class Picamera2:
             sigma *= size[0] / 1000.0
             if sigma > 0.3:
                 bgr = cv2.GaussianBlur(bgr, (0, 0), sigma)
-        memory = bgr if fmt in ("RGB888", "XRGB8888") else bgr[:, :, ::-1]
-        if fmt.startswith("X"):
-            memory = np.dstack([memory, np.full(memory.shape[:2], 255, np.uint8)])
-        memory = np.ascontiguousarray(memory)
+        if fmt in _YUV_FORMATS:
+            memory = cam.isp_yuv(bgr, fmt)
+        else:
+            memory = bgr if fmt in ("RGB888", "XRGB8888") else bgr[:, :, ::-1]
+            if fmt.startswith("X"):
+                memory = np.dstack([memory, np.full(memory.shape[:2], 255, np.uint8)])
+        memory = np.array(memory, order="C", copy=True)  # out of the camera's buffer
         if cam.corrupt_every_n and (index + 1) % cam.corrupt_every_n == 0:
             memory = memory.reshape(-1)[: memory.size // 3]  # a truncated 1-D buffer
         return memory

@@ -96,7 +96,8 @@ class LatestFrameGrabber:
             self._sequence += 1
             if isinstance(result, Frame):
                 self.grabbed += 1
-                result = Frame(result.image, result.timestamp_s, self._sequence, result.meta)
+                result = Frame(result.image, result.timestamp_s, self._sequence, result.meta,
+                               result.preview)
             else:
                 self.corrupt += 1
             self._latest = result

@@ -149,7 +149,7 @@ class ResilientSource(SourceBase):
             self._shape = image.shape
             meta = dict(frame.meta)
             meta["source_index"] = frame.index
-            result = Frame(image, frame.timestamp_s, self.frames, meta)
+            result = Frame(image, frame.timestamp_s, self.frames, meta, frame.preview)
             self.frames += 1
             return result
 
