@@ -24,10 +24,10 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
    frame (the two disagree by both errors), a radius more than three joint sigmas off is a wrong
    rim; the two combined by inverse variance, and the sigma with them.
 
-What it reaches (`benchmarks/bench_vision_chess.py`): about 60 % of the stacks exact with the
-camera model, 50-55 % without, the sigmas honest (median |error| / sigma 0.7): far from the kit
+What it reaches (`benchmarks/bench_vision_chess.py`, seed 3): 54-55 % of the stacks exact with
+the camera model or without, the sigmas honest (median |error| / sigma 0.75): far from the kit
 reader's 96 %, because a rim 0.4 px a piece larger is often taken at the side band's edge or a
-ring's; and 0.5-5 s a frame. The referee does not use these heights yet.
+ring's; and seconds a frame. The referee does not use these heights yet.
 
 Without a calibration the camera is the one the chessboard finder estimated from the board's
 own grid (`vision.chessboard.camera_from_grid`): its focal length sets Z, so every height by the
