@@ -13,9 +13,14 @@ frames of random positions (1-5 high, 20-95 % of the cells filled) are read. Rep
   finder cannot tell the two light corners apart: half of them, the players say which);
 - tops (`read_chess_tops`, the board turned to the true a8): right per cell and per whole board,
   overall and per board material and kind of men;
-- time per frame of the board search and of the reading (one thread).
+- heights (`vision.chess_heights.stack_heights`, on the cells read as occupied, the men's
+  thickness the table was rendered with): exact per stack and |error| / height_sigma, from the
+  uncalibrated frame (the camera the chessboard finder estimated from the board's own grid) and
+  with the camera model (the board found with the true intrinsics); a stack read empty counts
+  as wrong;
+- time per frame of the board search, of the reading and of the heights (one thread).
 
-Usage: .venv/bin/python benchmarks/bench_vision_chess.py [--tables 20] [--per 2] [--seed 3]
+Usage: .venv/bin/python benchmarks/bench_vision_chess.py [--tables 20] [--per 2] [--seed 3] [--no-heights]
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from hardware.sim import RenderOptions, random_camera, render_domination
 from hardware.sim.layout import playable_cells
 from hardware.sim.men import random_chess_table
 from vision.board import find_board
+from vision.camera import Intrinsics
+from vision.chess_heights import stack_heights
 from vision.chess_tops import learn_chess_colours, read_chess_tops
 from vision.chessboard import turn_board
 from vision.domination import CELLS
@@ -55,6 +62,27 @@ def quarter_turn_to_truth(found: np.ndarray, truth: np.ndarray) -> tuple[int, fl
     errs = [float(np.linalg.norm(np.roll(found, -k, axis=0) - truth, axis=1).max()) for k in range(4)]
     k = int(np.argmin(errs))
     return k, errs[k]
+
+
+class Heights:
+    """Heights exact per stack, and |error| / sigma, of one camera model."""
+
+    def __init__(self) -> None:
+        self.stacks = self.exact = 0
+        self.z: list[float] = []
+
+    def add(self, stacks: dict[str, str], got: object) -> None:
+        for cell, stack in stacks.items():
+            self.stacks += 1
+            if got is None or cell not in got.heights:  # type: ignore[attr-defined]
+                continue
+            self.exact += got.heights[cell] == len(stack)  # type: ignore[attr-defined]
+            self.z.append((got.estimate[cell] - len(stack)) / got.sigma[cell])  # type: ignore[attr-defined]
+
+    def text(self) -> str:
+        z = np.median(np.abs(self.z)) if self.z else float("nan")
+        return (f"exact {100 * self.exact / max(self.stacks, 1):.1f} % of {self.stacks} stacks, "
+                f"|error| / height_sigma median {z:.2f} (0.67 if calibrated)")
 
 
 class Tally:
@@ -80,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per", type=int, default=2, help="frames read per table")
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--no-heights", dest="heights", action="store_false",
+                        help="skip the heights (about 2 s a frame)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     rng = np.random.default_rng(args.seed)
@@ -88,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     corner_errs: list[float] = []
     find_ms: list[float] = []
     read_ms: list[float] = []
+    heights_ms: list[float] = []
+    uncalibrated, calibrated = Heights(), Heights()
     for t in range(args.tables):
         board, men, colours = random_chess_table(rng)
         letters = list(colours)
@@ -127,6 +159,20 @@ def main(argv: list[str] | None = None) -> int:
             reading = read_chess_tops(r.image, fit, model)
             read_ms.append(1000 * (time.perf_counter() - t0))
             wrong = [c for c in CELLS if reading.tops[c] != (stacks[c][-1] if c in stacks else ".")]
+            if args.heights:
+                occupied = [c for c in CELLS if reading.tops[c] != "."]
+                t0 = time.perf_counter()
+                uncalibrated.add(stacks, stack_heights(r.image, fit, occupied, thickness=opts.piece_thickness))
+                heights_ms.append(1000 * (time.perf_counter() - t0))
+                intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
+                try:
+                    fit_k = find_board(r.image, game="domination", intrinsics=intr)
+                    fit_k = turn_board(fit_k, quarter_turn_to_truth(fit_k.corners_px, np.array(r.truth["corners_px"]))[0],
+                                       intr)
+                    calibrated.add(stacks, stack_heights(r.image, fit_k, occupied, intrinsics=intr,
+                                                         thickness=opts.piece_thickness))
+                except VisionError:
+                    calibrated.add(stacks, None)
             for key in ("all", f"board {board.name}", f"men {men.kind}", f"corners {board.corners}"):
                 tallies[key].add(len(wrong))
             if args.verbose and wrong:
@@ -140,9 +186,13 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|")
     for key in sorted(tallies, key=lambda k: (k != "all", k)):
         print(tallies[key].row(key))
+    if args.heights:
+        print(f"heights from the uncalibrated frame (camera from the board's grid): {uncalibrated.text()}")
+        print(f"heights with the camera model: {calibrated.text()}")
     if find_ms:
+        extra = f", heights {np.median(heights_ms):.0f} ms" if heights_ms else ""
         print(f"time per frame (one thread): board search median {np.median(find_ms):.0f} ms "
-              f"(95th {np.percentile(find_ms, 95):.0f}), tops {np.median(read_ms):.1f} ms")
+              f"(95th {np.percentile(find_ms, 95):.0f}), tops {np.median(read_ms):.1f} ms{extra}")
     return 0
 
 
