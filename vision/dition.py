@@ -78,6 +78,9 @@ FACE_RING_BOARD = (0.22, 0.28, 0.34)
 #: the cached board -> image table the profile points are looked up in (vision.geometry)
 LOOKUP_SCALE_PX_PER_UNIT = 16.0
 LOOKUP_MARGIN_BOARD = 1.5
+#: a light face's rim on the camera's side is taken within this of where the fit on the far
+#: side puts it (board units: that fit's error on a piece a little off round, ~0.01, twice)
+RIM_REFIT_BOARD = 0.02
 
 
 @dataclass(frozen=True)
@@ -347,6 +350,7 @@ def detect_discs(
     dot_edges = _dot_edges(vals[..., :nd], is_black[ext], params, clear=clear[ext], neutral=neutral)
     rim_edges = _rim_edges(vals[..., nd:], u, starts, is_black[ext], geom, params)
     dots_fit, rims_fit = _fit_dots_and_rims(starts, u, dot_edges, rim_edges, params)
+    rims_fit = _refit_light_rims(starts, u, rim_edges, rims_fit, ~is_black[ext])
     if len(alt):
         # of the two starts, the one whose dot fit agrees with more rays stays
         ok2, cover2 = dots_fit[2][n:], dots_fit[3][n:]
@@ -1034,15 +1038,25 @@ def _ray_interpolation(radii: tuple[float, ...], n_nodes: int = 6) -> tuple[np.n
     return nodes, weights
 
 
-def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray,
+                    near: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Sub-sample radius of the strongest step of the given polarity (+1: brighter outward)
-    on each ray, and its strength. vals (N, R, S); polarity (N,)."""
+    on each ray, and its strength. vals (N, R, S); polarity (N,). `near` (radius, least step):
+    the step nearest that radius among the local maxima stronger than the least step (the
+    strongest where there is none) instead of the strongest."""
     d = np.diff(vals, axis=2)  # (N, R, S-1), positive at the edge once signed
     d *= polarity.astype(d.dtype)[:, None, None]
     # smooth the derivative a little (the end samples stay as they are)
     ds = d.copy()
     ds[..., 1:-1] = (d[..., :-2] + d[..., 2:]) * 0.25 + d[..., 1:-1] * 0.5
-    k = np.argmax(ds[..., 1:-1], axis=2) + 1
+    inner = ds[..., 1:-1]
+    k = np.argmax(inner, axis=2) + 1
+    if near is not None:
+        target, least = near
+        peak = (inner >= ds[..., :-2]) & (inner > ds[..., 2:]) & (inner > least)
+        r_mid = radii[0] + (np.arange(1, ds.shape[2] - 1) + 0.5) * (radii[1] - radii[0])
+        cost = np.where(peak, np.abs(r_mid - target)[None, None, :], np.inf)
+        k = np.where(peak.any(axis=2), np.argmin(cost, axis=2) + 1, k)
     m = ds.shape[2]
     flat = ds.reshape(-1)
     at = np.arange(k.size).reshape(k.shape) * m + k
@@ -1169,9 +1183,10 @@ def _rim_edges(
     is_black: np.ndarray,
     geom: CameraGeometry,
     params: DiscParams,
-) -> tuple[np.ndarray, np.ndarray, float]:
+) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
     """The top face's rim on each ray of the profiles `vals` (N, rays, RIM_RADII) from `starts`:
-    radius (N, R), which rays to fit it on (N, R), and the rim's radius on the board plane.
+    radius (N, R), which rays to fit it on (N, R), the rim's radius on the board plane, and on
+    which rays a rim step is seen where the side shows (N, R; `_refit_light_rims`).
     The disc's side shows as a band outside the rim on the camera's side (its colours are
     unknown: half white, half black on a two-faced disc), so only rays where that band is
     thinner than `max_band_board` are used: there the rim borders the plate (or a neighbour),
@@ -1180,17 +1195,49 @@ def _rim_edges(
     delta = geom.thickness_shift(starts, t)  # (N, 2)
     r_top = 0.5 * params.disc_diameter_board * geom.height_board / max(geom.height_board - t, 1e-6)
     polarity = np.where(is_black, 1.0, -1.0)
-    r_edge, strength = _edge_positions(vals, RIM_RADII, polarity)
+    # (the rim nearest the top face's predicted circle, not the strongest step on the ray: a
+    # white face on light paper steps down less than a dark neighbour's rim or its shadow
+    # just beyond it do)
+    r_edge, strength = _edge_positions(vals, RIM_RADII, polarity, near=(r_top, params.min_rim_step))
     band = -(delta @ u.T)  # width of the visible side outside the rim
-    ok = (band < params.max_band_board) & (strength > params.min_rim_step) & (np.abs(r_edge - r_top) < 0.08)
-    return r_edge, ok, r_top
+    seen = (strength > params.min_rim_step) & (np.abs(r_edge - r_top) < 0.08)
+    return r_edge, seen & (band < params.max_band_board), r_top, seen & (band >= params.max_band_board)
+
+
+def _refit_light_rims(
+    starts: np.ndarray,
+    u: np.ndarray,
+    rim_edges: tuple[np.ndarray, np.ndarray, float, np.ndarray],
+    rims_fit: tuple[np.ndarray, ...],
+    light: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """The rim fits of light faces (`light` (N,)) again on all the rays that show their rim:
+    a lit top face is brighter than its own side in the shade below it, so on the camera's side
+    too its rim is the first step down outward, where the first fit (on the rays where no side
+    shows) predicts it. Those rays are added where their step lies within `RIM_REFIT_BOARD` of
+    that prediction (the first fit's own uncertainty; the side's own steps lie further out: on a
+    two-coloured side its halves meet half a band out). A fit from the whole outline is not
+    pulled towards the far side as half of it is when the piece is not quite round. Returns
+    `rims_fit` with the centres and sigmas of the successful refits replaced (success and
+    cover, which the tests of a disc use, stay the first fit's)."""
+    r_edge, far_ok, r_top, near_ok = rim_edges
+    c1, sig1, ok1, cover1 = rims_fit
+    i = np.flatnonzero(light & ok1)
+    if len(i) == 0:
+        return rims_fit
+    pred = r_top + (c1[i] - starts[i]) @ u.T  # (k, R): the first fit's rim on every ray
+    use = far_ok[i] | (near_ok[i] & (np.abs(r_edge[i] - pred) < RIM_REFIT_BOARD))
+    c2, sig2, ok2, _, _ = _fit_circles(starts[i], u, r_edge[i], use, r_top, True)
+    c, sig = c1.copy(), sig1.copy()
+    c[i[ok2]], sig[i[ok2]] = c2[ok2], sig2[ok2]
+    return c, sig, ok1, cover1
 
 
 def _fit_dots_and_rims(
     starts: np.ndarray,
     u: np.ndarray,
     dot_edges: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    rim_edges: tuple[np.ndarray, np.ndarray, float],
+    rim_edges: tuple[np.ndarray, np.ndarray, float, np.ndarray],
     params: DiscParams,
 ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
     """Both circle fits of every start in one batch. Dots (free radius): centres (= top face
@@ -1200,7 +1247,7 @@ def _fit_dots_and_rims(
     n = len(starts)
     r_dot = params.dot_diameter_board / 2
     d_edge, d_ok, clipped, d_tol, lenient = dot_edges
-    r_edge, r_ok, r_top = rim_edges
+    r_edge, r_ok, r_top, _ = rim_edges
     c, sig, good, cover, radius = _fit_circles(
         np.concatenate([starts, starts]), u, np.concatenate([d_edge, r_edge]), np.concatenate([d_ok, r_ok]),
         np.r_[np.full(n, r_dot), np.full(n, r_top)], np.r_[np.zeros(n, bool), np.ones(n, bool)],
