@@ -78,8 +78,8 @@ FACE_RING_BOARD = (0.22, 0.28, 0.34)
 #: the cached board -> image table the profile points are looked up in (vision.geometry)
 LOOKUP_SCALE_PX_PER_UNIT = 16.0
 LOOKUP_MARGIN_BOARD = 1.5
-#: a light face's rim on the camera's side is taken within this of where the fit on the far
-#: side puts it (board units: that fit's error on a piece a little off round, ~0.01, twice)
+#: the outline on the camera's side is taken within this of where the fit on the far side
+#: puts it (board units: that fit's error on a piece a little off round, ~0.01, twice)
 RIM_REFIT_BOARD = 0.02
 
 
@@ -350,7 +350,9 @@ def detect_discs(
     dot_edges = _dot_edges(vals[..., :nd], is_black[ext], params, clear=clear[ext], neutral=neutral)
     rim_edges = _rim_edges(vals[..., nd:], u, starts, is_black[ext], geom, params)
     dots_fit, rims_fit = _fit_dots_and_rims(starts, u, dot_edges, rim_edges, params)
-    rims_fit = _refit_light_rims(starts, u, rim_edges, rims_fit, ~is_black[ext])
+    rims_fit = _refit_rims(starts, u, rim_edges, rims_fit, is_black[ext],
+                           -(geom.thickness_shift(starts, params.thickness_board) @ u.T),
+                           0.5 * params.disc_diameter_board)
     if len(alt):
         # of the two starts, the one whose dot fit agrees with more rays stays
         ok2, cover2 = dots_fit[2][n:], dots_fit[3][n:]
@@ -1186,7 +1188,7 @@ def _rim_edges(
 ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
     """The top face's rim on each ray of the profiles `vals` (N, rays, RIM_RADII) from `starts`:
     radius (N, R), which rays to fit it on (N, R), the rim's radius on the board plane, and on
-    which rays a rim step is seen where the side shows (N, R; `_refit_light_rims`).
+    which rays a rim step is seen where the side shows (N, R; `_refit_rims`).
     The disc's side shows as a band outside the rim on the camera's side (its colours are
     unknown: half white, half black on a two-faced disc), so only rays where that band is
     thinner than `max_band_board` are used: there the rim borders the plate (or a neighbour),
@@ -1204,30 +1206,42 @@ def _rim_edges(
     return r_edge, seen & (band < params.max_band_board), r_top, seen & (band >= params.max_band_board)
 
 
-def _refit_light_rims(
+def _refit_rims(
     starts: np.ndarray,
     u: np.ndarray,
     rim_edges: tuple[np.ndarray, np.ndarray, float, np.ndarray],
     rims_fit: tuple[np.ndarray, ...],
-    light: np.ndarray,
+    is_black: np.ndarray,
+    band: np.ndarray,
+    r_base: float,
 ) -> tuple[np.ndarray, ...]:
-    """The rim fits of light faces (`light` (N,)) again on all the rays that show their rim:
-    a lit top face is brighter than its own side in the shade below it, so on the camera's side
-    too its rim is the first step down outward, where the first fit (on the rays where no side
-    shows) predicts it. Those rays are added where their step lies within `RIM_REFIT_BOARD` of
-    that prediction (the first fit's own uncertainty; the side's own steps lie further out: on a
-    two-coloured side its halves meet half a band out). A fit from the whole outline is not
-    pulled towards the far side as half of it is when the piece is not quite round. Returns
-    `rims_fit` with the centres and sigmas of the successful refits replaced (success and
-    cover, which the tests of a disc use, stay the first fit's)."""
+    """The rim fits again on all the rays that show the disc's outline, not only where no side
+    shows (`band` (N, R): the visible side's width outside the top face's rim; `r_base`: the
+    disc's radius on the board). A lit top face is brighter than its own side in the shade
+    below it: a light face's rim is the first step down outward on the camera's side too. A
+    dark face's side is as dark as the face: there the step up outward is the side's foot on the
+    board, a band further out (`band`, and the base's radius for the top's). Those rays are
+    added where their step lies within `RIM_REFIT_BOARD` of where the first fit (on the rays
+    where no side shows) predicts it (its own uncertainty; on a two-coloured side its halves
+    meet half a band out). A fit from the whole outline is not pulled towards the far side as
+    one from half of it is when the piece is not quite round. Returns `rims_fit` with the
+    centres and sigmas of the successful refits replaced (success and cover, which the tests of
+    a disc use, stay the first fit's)."""
     r_edge, far_ok, r_top, near_ok = rim_edges
     c1, sig1, ok1, cover1 = rims_fit
-    i = np.flatnonzero(light & ok1)
+    i = np.flatnonzero(ok1)
     if len(i) == 0:
         return rims_fit
-    pred = r_top + (c1[i] - starts[i]) @ u.T  # (k, R): the first fit's rim on every ray
-    use = far_ok[i] | (near_ok[i] & (np.abs(r_edge[i] - pred) < RIM_REFIT_BOARD))
-    c2, sig2, ok2, _, _ = _fit_circles(starts[i], u, r_edge[i], use, r_top, True)
+    # (a dark face's step where the side shows, moved to where the top face's rim is)
+    edge = np.where(is_black[i, None], r_edge[i] - np.maximum(band[i], 0.0) + (r_top - r_base), r_edge[i])
+    # (first on every ray that shows a step, its radius free: a rim drawn as a dark line on a
+    # light face (a draughts man's) is found at the line's inner edge all round, which puts a
+    # fit of the far half at the known radius a line's width towards the camera; then on the
+    # rays that agree with that fit)
+    c0, _, ok0, _, r0 = _fit_circles(starts[i], u, edge, far_ok[i] | near_ok[i], r_top, False)
+    pred = np.where(ok0[:, None], r0[:, None] + (c0 - starts[i]) @ u.T, r_top + (c1[i] - starts[i]) @ u.T)
+    use = far_ok[i] | (near_ok[i] & (np.abs(edge - pred) < RIM_REFIT_BOARD))
+    c2, sig2, ok2, _, _ = _fit_circles(starts[i], u, edge, use, r_top, True)
     c, sig = c1.copy(), sig1.copy()
     c[i[ok2]], sig[i[ok2]] = c2[ok2], sig2[ok2]
     return c, sig, ok1, cover1
