@@ -350,9 +350,15 @@ def detect_discs(
     dot_edges = _dot_edges(vals[..., :nd], is_black[ext], params, clear=clear[ext], neutral=neutral)
     rim_edges = _rim_edges(vals[..., nd:], u, starts, is_black[ext], geom, params)
     dots_fit, rims_fit = _fit_dots_and_rims(starts, u, dot_edges, rim_edges, params)
+    # (a light face's rim on the camera's side is its first step down where the board beyond is
+    # lighter than half the face: a side in the shade below the face is no darker than that,
+    # so the board steps up from it; on a board darker still the step down goes on to the side's
+    # foot, which is then no rim)
+    face_level = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
+    beyond_level = vals[..., nd:][..., RIM_RADII >= 0.64].mean(axis=2)
     rims_fit = _refit_rims(starts, u, rim_edges, rims_fit, is_black[ext],
                            -(geom.thickness_shift(starts, params.thickness_board) @ u.T),
-                           0.5 * params.disc_diameter_board)
+                           0.5 * params.disc_diameter_board, beyond_level > 0.5 * face_level)
     if len(alt):
         # of the two starts, the one whose dot fit agrees with more rays stays
         ok2, cover2 = dots_fit[2][n:], dots_fit[3][n:]
@@ -1214,11 +1220,13 @@ def _refit_rims(
     is_black: np.ndarray,
     band: np.ndarray,
     r_base: float,
+    light_rim: np.ndarray,
 ) -> tuple[np.ndarray, ...]:
     """The rim fits again on all the rays that show the disc's outline, not only where no side
     shows (`band` (N, R): the visible side's width outside the top face's rim; `r_base`: the
     disc's radius on the board). A lit top face is brighter than its own side in the shade
-    below it: a light face's rim is the first step down outward on the camera's side too. A
+    below it: a light face's rim is the first step down outward on the camera's side too, on
+    the rays where the board beyond is lighter than that side (`light_rim` (N, R)). A
     dark face's side is as dark as the face: there the step up outward is the side's foot on the
     board, a band further out (`band`, and the base's radius for the top's). Those rays are
     added where their step lies within `RIM_REFIT_BOARD` of where the first fit (on the rays
@@ -1238,9 +1246,11 @@ def _refit_rims(
     # light face (a draughts man's) is found at the line's inner edge all round, which puts a
     # fit of the far half at the known radius a line's width towards the camera; then on the
     # rays that agree with that fit)
-    c0, _, ok0, _, r0 = _fit_circles(starts[i], u, edge, far_ok[i] | near_ok[i], r_top, False)
+    c0, _, ok0, _, r0 = _fit_circles(starts[i], u, edge, far_ok[i] | (near_ok[i] & (is_black[i, None] | light_rim[i])),
+                                     r_top, False)
     pred = np.where(ok0[:, None], r0[:, None] + (c0 - starts[i]) @ u.T, r_top + (c1[i] - starts[i]) @ u.T)
-    use = far_ok[i] | (near_ok[i] & (np.abs(edge - pred) < RIM_REFIT_BOARD))
+    near = near_ok[i] & (is_black[i, None] | light_rim[i])
+    use = far_ok[i] | (near & (np.abs(edge - pred) < RIM_REFIT_BOARD))
     c2, sig2, ok2, _, _ = _fit_circles(starts[i], u, edge, use, r_top, True)
     c, sig = c1.copy(), sig1.copy()
     c[i[ok2]], sig[i[ok2]] = c2[ok2], sig2[ok2]
