@@ -36,9 +36,16 @@ Stage: `detect_discs(frame, board, params, *, intrinsics) -> list[DiscReading]`.
    board -> image table at a few nodes per ray, interpolated along it) across the grey dot's rim
    and across the disc's rim; robust least-squares circle fits (all of a frame in one batch)
    give the top face centre. The disc's side shows outside the rim on the camera's side (half white, half
-   black on a two-faced disc), so the rim fit uses only rays where that band is thinner than
-   `max_band_board`. Both estimates are averaged by their uncertainties.
-5. Thickness: the top face lies `thickness_board` above the board, so its projection is pushed
+   black on a two-faced disc), so the rim is fitted first on the rays where that band is thinner
+   than `max_band_board`, then again on every ray that agrees with a free-radius fit of all of
+   them: a light face's rim is its first step down on the camera's side too (its side is in the
+   shade below it; where the board beyond is lighter than half the face), a dark face's side is
+   as dark as the face and its step up is the side's foot, a band further out. A piece not quite
+   round is centred on its whole outline, not pulled to the far side by half of it; the rim step
+   taken on a ray is the one nearest the predicted rim, not a neighbour's stronger one. Both
+   estimates (dot and rim) are averaged by their uncertainties.
+5. Thickness: the top face lies `thickness_board` above the board (the kit's 0.08; a user
+   states other discs' with `--disc-thickness`), so its projection is pushed
    away from the camera's foot point by t / (Z_c - t). With intrinsics the camera pose is exact
    (from H); without, the focal length is estimated from the homography (principal point at the
    image centre, square pixels), falling back to `default_hfov_deg` when the tilt is too small
