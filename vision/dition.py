@@ -361,6 +361,7 @@ def detect_discs(
     # lighter than half the face: a side in the shade below the face is no darker than that,
     # so the board steps up from it; on a board darker still the step down goes on to the side's
     # foot, which is then no rim)
+    rim_first = rims_fit[0].copy()  # (what decides whether a disc is seen: the first fit's)
     face_level = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
     beyond_level = vals[..., nd:][..., RIM_RADII >= 0.64].mean(axis=2)
     rims_fit = _refit_rims(starts, u, rim_edges, rims_fit, is_black[ext],
@@ -372,7 +373,7 @@ def detect_discs(
         better = alt[ok2 & (~dots_fit[2][alt] | (cover2 > dots_fit[3][alt]))]
         from_alt = n + np.flatnonzero(np.isin(alt, better))
         centres0[better] = starts[from_alt]
-        for a in (*dots_fit, *rims_fit):
+        for a in (*dots_fit, *rims_fit, rim_first):
             a[better] = a[from_alt]
     top, top_sigma, dot_ok, dot_cover, dot_clipped = (a[:n] for a in dots_fit)
     outline_c, outline_sigma, outline_ok, outline_cover = (a[:n] for a in rims_fit)
@@ -465,7 +466,7 @@ def detect_discs(
     # its shadow to the outline fit: with a clipped face all around the faint dot and the outline
     # centred where the search started, that is a disc (a dot-only candidate must also lie off
     # the ink; a vote peak has its outline's votes besides)
-    moved = np.linalg.norm(outline_c - centres0, axis=1)
+    moved = np.linalg.norm(rim_first[:n] - centres0, axis=1)
     rim_only = (~dot_ok & outline_ok & dot_clipped & (moved < params.rim_only_max_shift_board)
                 & (outline_cover >= params.rim_only_min_cover))
     if from_dot.any():
