@@ -40,7 +40,19 @@ if TYPE_CHECKING:
 
 CALIBRATION_VERSION = 1
 _KEYS = {"version", "image_size", "intrinsics", "board", "colours", "camera_controls", "created",
-         "quality"}
+         "quality", "disc_thickness"}
+#: the thickest disc over its diameter a thickness may state (a stack of coins is no disc)
+MAX_DISC_THICKNESS = 0.5
+
+
+def check_disc_thickness(value: Any, what: str = "disc_thickness") -> float:
+    """A disc's thickness over its diameter (Othello discs 0.15, the kit's 0.08): a number in
+    (0, MAX_DISC_THICKNESS]; ValueError naming `what` and the value otherwise."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or not 0 < value <= MAX_DISC_THICKNESS:
+        raise ValueError(f"{what} is the discs' thickness over their diameter, a number above 0 and at "
+                         f"most {MAX_DISC_THICKNESS} (Othello discs: 0.15), got {value!r}")
+    return float(value)
 
 
 def _now() -> str:
@@ -59,6 +71,8 @@ class Calibration:
     created: str = field(default_factory=_now)
     quality: Mapping[str, Any] = field(default_factory=dict)
     version: int = CALIBRATION_VERSION
+    #: the Dition discs' thickness over their diameter, when stated (None: the reader's default)
+    disc_thickness: float | None = None
 
     def __post_init__(self) -> None:
         size = _image_size(self.image_size)
@@ -98,6 +112,8 @@ class Calibration:
         }
 
     def to_dict(self) -> dict[str, Any]:
+        # (the discs' thickness only when stated: a file without it reads as before)
+        stated = {} if self.disc_thickness is None else {"disc_thickness": self.disc_thickness}
         return {
             "version": self.version,
             "image_size": list(self.image_size),
@@ -107,6 +123,7 @@ class Calibration:
             "camera_controls": None if self.camera_controls is None else dict(self.camera_controls),
             "created": self.created,
             "quality": dict(self.quality),
+            **stated,
         }
 
     @classmethod
@@ -164,7 +181,13 @@ class Calibration:
         created = data.get("created", "")
         if not isinstance(created, str):
             raise MalformedCalibrationError(f"{source}: 'created' must be an ISO time string")
-        return cls(size, intrinsics, board, colours, controls, created, quality, version)
+        thickness = data.get("disc_thickness")
+        if thickness is not None:
+            try:
+                thickness = check_disc_thickness(thickness, "'disc_thickness'")
+            except ValueError as exc:
+                raise MalformedCalibrationError(f"{source}: {exc}") from None
+        return cls(size, intrinsics, board, colours, controls, created, quality, version, thickness)
 
 
 def _image_size(value: Any) -> tuple[int, int]:

@@ -60,6 +60,7 @@ class Referee:
         colours: Mapping[str, Any] | None = None,
         settings: LoopSettings = LoopSettings(),
         listener: Listener | None = None,
+        disc_thickness: float | None = None,
     ) -> None:
         from vision.scene import SceneMonitor
 
@@ -71,6 +72,7 @@ class Referee:
         self.corners_px = np.asarray(corners_px, dtype=float) if corners_px is not None else None
         self.intrinsics = intrinsics
         self.colours = dict(colours) if colours else None
+        self.disc_thickness = disc_thickness  # the discs' thickness over their diameter, if stated
         self.settings = settings
         self.listener = listener
         self.board: Any = None
@@ -253,4 +255,5 @@ class Referee:
             learnt = self.spec.start_colours(image, self.board, tuple(self.match.players),
                                              intrinsics=self.intrinsics)
             self.colours = dict(learnt) if learnt else None
-        return self.spec.read(image, self.board, intrinsics=self.intrinsics, colours=self.colours)
+        return self.spec.read(image, self.board, intrinsics=self.intrinsics, colours=self.colours,
+                              disc_thickness=self.disc_thickness)

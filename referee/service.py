@@ -138,6 +138,7 @@ class RefereeService:
         new_match_on_end_s: float | None = None,
         demo_follow: DemoFollow | None = None,
         photo_dir: str = "calibration-photos",
+        disc_thickness: float | None = None,
     ) -> None:
         spec = registry.get_game(game if game is not None else registry.default_name())
         self.log = log
@@ -145,6 +146,7 @@ class RefereeService:
         self.source_spec = source_spec
         self.corners_px = corners_px
         self.calibration = calibration
+        self.stated_disc_thickness = disc_thickness  # --disc-thickness: wins over the calibration's
         self.settings = settings
         self.realtime = realtime
         self.max_fps = max_fps
@@ -200,8 +202,16 @@ class RefereeService:
         return Referee(
             match, self.log, match_id,
             corners_px=self.corners_px, intrinsics=intrinsics, colours=colours,
-            settings=self.settings, listener=self._publish,
+            settings=self.settings, listener=self._publish, disc_thickness=self.disc_thickness,
         )
+
+    @property
+    def disc_thickness(self) -> float | None:
+        """The discs' thickness over their diameter: as stated on the command line, else as
+        stored with the calibration, else None (the reader's default)."""
+        if self.stated_disc_thickness is not None:
+            return self.stated_disc_thickness
+        return getattr(self.calibration, "disc_thickness", None)
 
     def _abandon_current(self, text: str) -> None:
         """A match left without an end is closed as abandoned (never "in progress" forever)."""

@@ -67,6 +67,15 @@ def test_round_trip(tmp_path: Path, rng: np.random.Generator) -> None:
     assert back.to_dict() == cal.to_dict()
 
 
+def test_the_discs_thickness_is_kept(tmp_path: Path, rng: np.random.Generator) -> None:
+    cal = _calibration(rng).with_changes(disc_thickness=0.15)
+    assert load_calibration(save_calibration(cal, tmp_path / "c.json")).disc_thickness == 0.15
+    # a file from before (no such key) states none: the reader's default
+    # a file that states none (as every file before) reads the reader's default
+    assert "disc_thickness" not in _calibration(rng).to_dict()
+    assert load_calibration(save_calibration(_calibration(rng), tmp_path / "d.json")).disc_thickness is None
+
+
 def test_summary_and_colours_as_a_mapping(rng: np.random.Generator) -> None:
     cal = _calibration(rng)
     summary = cal.summary()
@@ -107,6 +116,9 @@ def test_unknown_version(tmp_path: Path, rng: np.random.Generator, version: int)
         ({"colours": {"game": "dition", "pieces": {"black": {"bgr": [1, 2]}}}}, "colours"),
         ({"camera_controls": [1, 2]}, "camera_controls"),
         ({"extra": 1}, "unknown keys \\['extra'\\]"),
+        ({"disc_thickness": 0}, "'disc_thickness' is the discs' thickness over their diameter"),
+        ({"disc_thickness": "0.15"}, "'disc_thickness'"),
+        ({"disc_thickness": 2.0}, "at most 0.5"),
     ],
 )
 def test_malformed_files_name_the_problem(tmp_path: Path, rng: np.random.Generator,

@@ -90,3 +90,10 @@ def test_replay_reports_a_source_it_cannot_open(tmp_path: Path) -> None:
     assert out.returncode == 1
     event = json.loads(out.stdout.splitlines()[0])
     assert event["type"] == "error" and "nothing" in event["error"]
+
+
+def test_replay_refuses_a_disc_thickness_that_is_no_disc_s(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "referee", "replay", str(tmp_path), "--game", "dition",
+                          "--disc-thickness", "0.9"], capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 2 and out.stdout == ""
+    assert "--disc-thickness is the discs' thickness over their diameter" in out.stderr and "0.9" in out.stderr

@@ -3,6 +3,9 @@ shows what it claims (measured on the frame, against the truth)."""
 
 from __future__ import annotations
 
+import math
+import zlib
+
 import numpy as np
 import pytest
 
@@ -69,21 +72,36 @@ def test_plain_discs_have_no_dot_and_dition_discs_do() -> None:
         assert (face - centre > 40) is has_dot, disc
 
 
-def _elongation(disc: str) -> float:
-    img = render_varied(DISCS, CAM, np.random.default_rng(1), Variety(disc=disc), CLEAN).image.mean(axis=2)
-    u, v = _px(6.0, 6.0)
-    scale = abs(_px(7.0, 6.0)[0] - u)  # px per diameter
-    # the white top face only (its side is shaded darker, the paper is darker too)
-    face = img[v - scale : v + scale, u - scale : u + scale] > 224
-    ys, xs = np.nonzero(face)
-    ev = np.sort(np.linalg.eigvalsh(np.cov(np.stack([xs, ys]))))
-    return float(ev[1] / ev[0])
+BIG = look_at_board("dition", image_size=(1640, 1232), markers=True)  # ~46 px a diameter
 
 
-def test_off_round_faces_are_longer_one_way() -> None:
-    # the same white disc, round and 0.04 longer: its second moments differ by ~1.5 % (a round
-    # one is round within the pixel grid's and the side band's 0.5 %)
-    assert _elongation("off_round") > _elongation("plain") + 0.008
+def _white_face(disc: str) -> tuple[np.ndarray, np.ndarray]:
+    """Centroid (2,) and covariance (2, 2), in frame pixels, of the white disc at (6, 6)'s top
+    face (its side is shaded darker, the paper is darker too), seen from above."""
+    img = render_varied(DISCS, BIG, np.random.default_rng(1), Variety(disc=disc), CLEAN).image.mean(axis=2)
+    u, v = BIG.project(np.array([[6.0, 6.0, 0.0]]))[0]
+    s = int(np.linalg.norm(BIG.project(np.array([[7.0, 6.0, 0.0]]))[0] - (u, v)))
+    y0, x0 = int(v) - s, int(u) - s
+    ys, xs = np.nonzero(img[y0 : y0 + 2 * s, x0 : x0 + 2 * s] > 224)
+    p = np.stack([xs + x0, ys + y0], axis=1).astype(float)
+    return p.mean(axis=0), np.cov(p.T)
+
+
+def test_off_round_pieces_are_longer_one_way_and_centred_on_their_position() -> None:
+    # the direction the piece is longer along (the variety's own, from its position)
+    a = (zlib.crc32(f"{6.0:.4f},{6.0:.4f}".encode()) % 360) * math.pi / 180
+    c0, c1 = BIG.project(np.array([[6.0, 6.0, 0.0], [6.0 + math.cos(a), 6.0 + math.sin(a), 0.0]]))
+    along = (c1 - c0) / np.linalg.norm(c1 - c0)
+    across = np.array([-along[1], along[0]])
+    plain_c, plain_cov = _white_face("plain")
+    c, cov = _white_face("off_round")
+    # 0.02 of a diameter longer along `along` (~1 px): its second moment along it grows by
+    # ~6 px^2 more than across it (the round face's differ by the pixel grid's ~2)
+    grown = (along @ cov @ along - across @ cov @ across) - (along @ plain_cov @ along - across @ plain_cov @ across)
+    assert grown > 3.0
+    # and its position is its outline's centre: the face's centroid is the round one's (within
+    # 0.25 px = 0.005 diameters; a face printed 0.02 off its round base is 0.5 px off)
+    assert np.linalg.norm(c - plain_c) < 0.25
 
 
 def test_objects_lie_off_the_discs_and_the_truth_says_which_variety() -> None:

@@ -146,3 +146,61 @@ def test_detect_fits_given_corners_once_for_many_frames(capsys: pytest.CaptureFi
     assert code == 0 and len(results) == 3
     assert calls.count(True) == 1
     assert results[0]["discs"] == results[2]["discs"]
+
+
+# ---- the discs' thickness, stated (issue 21: Othello discs are 0.15 of their diameter thick) --
+
+THICK = [SimDisc(x, y, c) for x, y, c in ((2.0, 2.0, "black"), (18.0, 2.5, "white"), (10.0, 10.0, "black"),
+                                           (2.5, 17.5, "white"), (17.5, 17.5, "black"), (6.0, 13.0, "white"))]
+
+
+@pytest.fixture(scope="module")
+def thick_frame(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, tuple[int, int]]:
+    from hardware.sim.variety import OTHELLO_THICKNESS, Variety, render_varied
+
+    assert OTHELLO_THICKNESS == 0.15
+    cam = look_at_board("dition", tilt_deg=14, rotation_deg=5)  # the tops seen well off the board
+    r = render_varied(THICK, cam, np.random.default_rng(3), Variety(disc="othello"), RenderOptions.clean())
+    path = tmp_path_factory.mktemp("thick") / "othello.png"
+    cv2.imwrite(str(path), r.image)
+    spec = ",".join(f"{v:.3f}" for xy in r.truth["corners_px"] for v in xy)
+    return path, spec, (r.image.shape[1], r.image.shape[0])
+
+
+def _median_error(result: dict) -> float:
+    found = np.array([[d["x"], d["y"]] for d in result["discs"]])
+    assert len(found) == len(THICK)
+    dist, _ = cKDTree([[d.x, d.y] for d in THICK]).query(found)
+    return float(np.median(dist))
+
+
+def test_disc_thickness_stated_on_the_command_line_or_with_the_calibration(
+        capsys: pytest.CaptureFixture[str], thick_frame, tmp_path: Path) -> None:
+    from calibration.store import Calibration, save_calibration
+
+    path, spec, size = thick_frame
+    # read as the kit's 0.08 the tops, 0.07 higher, are seen up to ~0.07 x (distance from the
+    # camera's foot point ~10) / (height ~25) off
+    code, (default,) = _run(capsys, "--corners", spec, str(path))
+    assert code == 0 and _median_error(default) > 0.012
+    code, (stated,) = _run(capsys, "--corners", spec, "--disc-thickness", "0.15", str(path))
+    assert code == 0 and _median_error(stated) < 0.006
+    cal = tmp_path / "cal.json"
+    save_calibration(Calibration(image_size=size, disc_thickness=0.15), cal)
+    code, (stored,) = _run(capsys, "--corners", spec, "--calibration", str(cal), str(path))
+    assert code == 0 and stored["discs"] == stated["discs"]
+    # the command line wins over the calibration
+    code, (again,) = _run(capsys, "--corners", spec, "--calibration", str(cal), "--disc-thickness", "0.08",
+                          str(path))
+    assert again["discs"] == default["discs"]
+
+
+@pytest.mark.parametrize("value", ["0", "-0.1", "0.9", "nan"])
+def test_a_disc_thickness_that_is_no_disc_s_is_refused(capsys: pytest.CaptureFixture[str], thick_frame,
+                                                       value: str) -> None:
+    path, spec, _ = thick_frame
+    with pytest.raises(SystemExit) as exc:
+        main(["detect", "--corners", spec, "--disc-thickness", value, str(path)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--disc-thickness" in err and "thickness over their diameter" in err and value in err

@@ -36,9 +36,16 @@ Stage: `detect_discs(frame, board, params, *, intrinsics) -> list[DiscReading]`.
    board -> image table at a few nodes per ray, interpolated along it) across the grey dot's rim
    and across the disc's rim; robust least-squares circle fits (all of a frame in one batch)
    give the top face centre. The disc's side shows outside the rim on the camera's side (half white, half
-   black on a two-faced disc), so the rim fit uses only rays where that band is thinner than
-   `max_band_board`. Both estimates are averaged by their uncertainties.
-5. Thickness: the top face lies `thickness_board` above the board, so its projection is pushed
+   black on a two-faced disc), so the rim is fitted first on the rays where that band is thinner
+   than `max_band_board`, then again on every ray that agrees with a free-radius fit of all of
+   them: a light face's rim is its first step down on the camera's side too (its side is in the
+   shade below it; where the board beyond is lighter than half the face), a dark face's side is
+   as dark as the face and its step up is the side's foot, a band further out. A piece not quite
+   round is centred on its whole outline, not pulled to the far side by half of it; the rim step
+   taken on a ray is the one nearest the predicted rim, not a neighbour's stronger one. Both
+   estimates (dot and rim) are averaged by their uncertainties.
+5. Thickness: the top face lies `thickness_board` above the board (the kit's 0.08; a user
+   states other discs' with `--disc-thickness`), so its projection is pushed
    away from the camera's foot point by t / (Z_c - t). With intrinsics the camera pose is exact
    (from H); without, the focal length is estimated from the homography (principal point at the
    image centre, square pixels), falling back to `default_hfov_deg` when the tilt is too small
@@ -78,6 +85,9 @@ FACE_RING_BOARD = (0.22, 0.28, 0.34)
 #: the cached board -> image table the profile points are looked up in (vision.geometry)
 LOOKUP_SCALE_PX_PER_UNIT = 16.0
 LOOKUP_MARGIN_BOARD = 1.5
+#: the outline on the camera's side is taken within this of where the fit on the far side
+#: puts it (board units: that fit's error on a piece a little off round, ~0.01, twice)
+RIM_REFIT_BOARD = 0.02
 
 
 @dataclass(frozen=True)
@@ -347,13 +357,23 @@ def detect_discs(
     dot_edges = _dot_edges(vals[..., :nd], is_black[ext], params, clear=clear[ext], neutral=neutral)
     rim_edges = _rim_edges(vals[..., nd:], u, starts, is_black[ext], geom, params)
     dots_fit, rims_fit = _fit_dots_and_rims(starts, u, dot_edges, rim_edges, params)
+    # (a light face's rim on the camera's side is its first step down where the board beyond is
+    # lighter than half the face: a side in the shade below the face is no darker than that,
+    # so the board steps up from it; on a board darker still the step down goes on to the side's
+    # foot, which is then no rim)
+    rim_first = rims_fit[0].copy()  # (what decides whether a disc is seen: the first fit's)
+    face_level = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
+    beyond_level = vals[..., nd:][..., RIM_RADII >= 0.64].mean(axis=2)
+    rims_fit = _refit_rims(starts, u, rim_edges, rims_fit, is_black[ext],
+                           -(geom.thickness_shift(starts, params.thickness_board) @ u.T),
+                           0.5 * params.disc_diameter_board, beyond_level > 0.5 * face_level)
     if len(alt):
         # of the two starts, the one whose dot fit agrees with more rays stays
         ok2, cover2 = dots_fit[2][n:], dots_fit[3][n:]
         better = alt[ok2 & (~dots_fit[2][alt] | (cover2 > dots_fit[3][alt]))]
         from_alt = n + np.flatnonzero(np.isin(alt, better))
         centres0[better] = starts[from_alt]
-        for a in (*dots_fit, *rims_fit):
+        for a in (*dots_fit, *rims_fit, rim_first):
             a[better] = a[from_alt]
     top, top_sigma, dot_ok, dot_cover, dot_clipped = (a[:n] for a in dots_fit)
     outline_c, outline_sigma, outline_ok, outline_cover = (a[:n] for a in rims_fit)
@@ -446,7 +466,7 @@ def detect_discs(
     # its shadow to the outline fit: with a clipped face all around the faint dot and the outline
     # centred where the search started, that is a disc (a dot-only candidate must also lie off
     # the ink; a vote peak has its outline's votes besides)
-    moved = np.linalg.norm(outline_c - centres0, axis=1)
+    moved = np.linalg.norm(rim_first[:n] - centres0, axis=1)
     rim_only = (~dot_ok & outline_ok & dot_clipped & (moved < params.rim_only_max_shift_board)
                 & (outline_cover >= params.rim_only_min_cover))
     if from_dot.any():
@@ -1034,15 +1054,25 @@ def _ray_interpolation(radii: tuple[float, ...], n_nodes: int = 6) -> tuple[np.n
     return nodes, weights
 
 
-def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray,
+                    near: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Sub-sample radius of the strongest step of the given polarity (+1: brighter outward)
-    on each ray, and its strength. vals (N, R, S); polarity (N,)."""
+    on each ray, and its strength. vals (N, R, S); polarity (N,). `near` (radius, least step):
+    the step nearest that radius among the local maxima stronger than the least step (the
+    strongest where there is none) instead of the strongest."""
     d = np.diff(vals, axis=2)  # (N, R, S-1), positive at the edge once signed
     d *= polarity.astype(d.dtype)[:, None, None]
     # smooth the derivative a little (the end samples stay as they are)
     ds = d.copy()
     ds[..., 1:-1] = (d[..., :-2] + d[..., 2:]) * 0.25 + d[..., 1:-1] * 0.5
-    k = np.argmax(ds[..., 1:-1], axis=2) + 1
+    inner = ds[..., 1:-1]
+    k = np.argmax(inner, axis=2) + 1
+    if near is not None:
+        target, least = near
+        peak = (inner >= ds[..., :-2]) & (inner > ds[..., 2:]) & (inner > least)
+        r_mid = radii[0] + (np.arange(1, ds.shape[2] - 1) + 0.5) * (radii[1] - radii[0])
+        cost = np.where(peak, np.abs(r_mid - target)[None, None, :], np.inf)
+        k = np.where(peak.any(axis=2), np.argmin(cost, axis=2) + 1, k)
     m = ds.shape[2]
     flat = ds.reshape(-1)
     at = np.arange(k.size).reshape(k.shape) * m + k
@@ -1169,9 +1199,10 @@ def _rim_edges(
     is_black: np.ndarray,
     geom: CameraGeometry,
     params: DiscParams,
-) -> tuple[np.ndarray, np.ndarray, float]:
+) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
     """The top face's rim on each ray of the profiles `vals` (N, rays, RIM_RADII) from `starts`:
-    radius (N, R), which rays to fit it on (N, R), and the rim's radius on the board plane.
+    radius (N, R), which rays to fit it on (N, R), the rim's radius on the board plane, and on
+    which rays a rim step is seen where the side shows (N, R; `_refit_rims`).
     The disc's side shows as a band outside the rim on the camera's side (its colours are
     unknown: half white, half black on a two-faced disc), so only rays where that band is
     thinner than `max_band_board` are used: there the rim borders the plate (or a neighbour),
@@ -1180,17 +1211,65 @@ def _rim_edges(
     delta = geom.thickness_shift(starts, t)  # (N, 2)
     r_top = 0.5 * params.disc_diameter_board * geom.height_board / max(geom.height_board - t, 1e-6)
     polarity = np.where(is_black, 1.0, -1.0)
-    r_edge, strength = _edge_positions(vals, RIM_RADII, polarity)
+    # (the rim nearest the top face's predicted circle, not the strongest step on the ray: a
+    # white face on light paper steps down less than a dark neighbour's rim or its shadow
+    # just beyond it do)
+    r_edge, strength = _edge_positions(vals, RIM_RADII, polarity, near=(r_top, params.min_rim_step))
     band = -(delta @ u.T)  # width of the visible side outside the rim
-    ok = (band < params.max_band_board) & (strength > params.min_rim_step) & (np.abs(r_edge - r_top) < 0.08)
-    return r_edge, ok, r_top
+    seen = (strength > params.min_rim_step) & (np.abs(r_edge - r_top) < 0.08)
+    return r_edge, seen & (band < params.max_band_board), r_top, seen & (band >= params.max_band_board)
+
+
+def _refit_rims(
+    starts: np.ndarray,
+    u: np.ndarray,
+    rim_edges: tuple[np.ndarray, np.ndarray, float, np.ndarray],
+    rims_fit: tuple[np.ndarray, ...],
+    is_black: np.ndarray,
+    band: np.ndarray,
+    r_base: float,
+    light_rim: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """The rim fits again on all the rays that show the disc's outline, not only where no side
+    shows (`band` (N, R): the visible side's width outside the top face's rim; `r_base`: the
+    disc's radius on the board). A lit top face is brighter than its own side in the shade
+    below it: a light face's rim is the first step down outward on the camera's side too, on
+    the rays where the board beyond is lighter than that side (`light_rim` (N, R)). A
+    dark face's side is as dark as the face: there the step up outward is the side's foot on the
+    board, a band further out (`band`, and the base's radius for the top's). Those rays are
+    added where their step lies within `RIM_REFIT_BOARD` of where the first fit (on the rays
+    where no side shows) predicts it (its own uncertainty; on a two-coloured side its halves
+    meet half a band out). A fit from the whole outline is not pulled towards the far side as
+    one from half of it is when the piece is not quite round. Returns `rims_fit` with the
+    centres and sigmas of the successful refits replaced (success and cover, which the tests of
+    a disc use, stay the first fit's)."""
+    r_edge, far_ok, r_top, near_ok = rim_edges
+    c1, sig1, ok1, cover1 = rims_fit
+    i = np.flatnonzero(ok1)
+    if len(i) == 0:
+        return rims_fit
+    # (a dark face's step where the side shows, moved to where the top face's rim is)
+    edge = np.where(is_black[i, None], r_edge[i] - np.maximum(band[i], 0.0) + (r_top - r_base), r_edge[i])
+    # (first on every ray that shows a step, its radius free: a rim drawn as a dark line on a
+    # light face (a draughts man's) is found at the line's inner edge all round, which puts a
+    # fit of the far half at the known radius a line's width towards the camera; then on the
+    # rays that agree with that fit)
+    c0, _, ok0, _, r0 = _fit_circles(starts[i], u, edge, far_ok[i] | (near_ok[i] & (is_black[i, None] | light_rim[i])),
+                                     r_top, False)
+    pred = np.where(ok0[:, None], r0[:, None] + (c0 - starts[i]) @ u.T, r_top + (c1[i] - starts[i]) @ u.T)
+    near = near_ok[i] & (is_black[i, None] | light_rim[i])
+    use = far_ok[i] | (near & (np.abs(edge - pred) < RIM_REFIT_BOARD))
+    c2, sig2, ok2, _, _ = _fit_circles(starts[i], u, edge, use, r_top, True)
+    c, sig = c1.copy(), sig1.copy()
+    c[i[ok2]], sig[i[ok2]] = c2[ok2], sig2[ok2]
+    return c, sig, ok1, cover1
 
 
 def _fit_dots_and_rims(
     starts: np.ndarray,
     u: np.ndarray,
     dot_edges: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    rim_edges: tuple[np.ndarray, np.ndarray, float],
+    rim_edges: tuple[np.ndarray, np.ndarray, float, np.ndarray],
     params: DiscParams,
 ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
     """Both circle fits of every start in one batch. Dots (free radius): centres (= top face
@@ -1200,7 +1279,7 @@ def _fit_dots_and_rims(
     n = len(starts)
     r_dot = params.dot_diameter_board / 2
     d_edge, d_ok, clipped, d_tol, lenient = dot_edges
-    r_edge, r_ok, r_top = rim_edges
+    r_edge, r_ok, r_top, _ = rim_edges
     c, sig, good, cover, radius = _fit_circles(
         np.concatenate([starts, starts]), u, np.concatenate([d_edge, r_edge]), np.concatenate([d_ok, r_ok]),
         np.r_[np.full(n, r_dot), np.full(n, r_top)], np.r_[np.zeros(n, bool), np.ones(n, bool)],

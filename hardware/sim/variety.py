@@ -15,8 +15,8 @@ whose own edge against the table is the playing area's edge: "bare_felt" (a squa
 and "bare_board" (a board painted light grey).
 Discs (`disc`): "dition" (the kit: grey centre dot), "plain" (no dot), "othello" (0.15 thick, no
 dot, two-coloured side), "glossy" (no dot, a specular highlight off the centre towards the light),
-"ridged" (draughts men: a dark rim and a raised inner ring), "off_round" (the top face 0.04 of a
-diameter longer one way).
+"ridged" (draughts men: a dark rim and a raised inner ring), "off_round" (the whole piece 0.02
+of a diameter longer one way, centred on its position: its outline's best-fit circle's centre).
 Light (`light`): "room" (as given), "hard_shadow", "glare" (a strong hot spot with specular
 glare), "warm" / "cool" (colour casts of tungsten and daylight), "lamp" (a lamp switched on: 15 %
 brighter, warmer, a hot spot).
@@ -268,9 +268,20 @@ class DiscPieces:
                            else (BLACK_FACE_BGR, WHITE_FACE_BGR))
             dot = DITION_DOT_DIAMETER / 2 if self.disc == "dition" else 0.0
             rim = _shade(face, 0.55) if self.disc == "ridged" else None
+            flat = 1e-3  # a print on the top face: no side of its own
+            if self.disc == "off_round":
+                # the whole piece 0.02 longer along a direction of its own, top to bottom: two
+                # round pieces 0.02 apart, centred on the disc's position (the centre of its
+                # outline's best-fit circle), their top faces printed again over both sides
+                a = (zlib.crc32(f"{d.x:.4f},{d.y:.4f}".encode()) % 360) * math.pi / 180
+                ends = [(d.x + k * 0.01 * math.cos(a), d.y + k * 0.01 * math.sin(a)) for k in (-1, 1)]
+                for x, y in ends:
+                    out.append(Cylinder(x, y, r, 0.0, thickness, face, _shade(face, 0.72), _shade(other, 0.72)))
+                for x, y in ends:
+                    out.append(Cylinder(x, y, r, -thickness, flat, face, face, face))
+                continue
             out.append(Cylinder(d.x, d.y, r, 0.0, thickness, face, _shade(face, 0.72), _shade(other, 0.72),
                                 dot_radius=dot, dot_bgr=DOT_BGR, rim_bgr=rim))
-            flat = 1e-3  # a print on the top face: no side of its own
             if self.disc == "ridged":  # the raised inner ring of a draughts man
                 out.append(Cylinder(d.x, d.y, 0.36, -thickness, flat, face, face, face,
                                     rim_bgr=_shade(face, 0.55) if d.colour == "white" else _shade(face, 2.2)))
@@ -279,10 +290,6 @@ class DiscPieces:
                 n = math.hypot(lx, ly) or 1.0
                 out.append(Cylinder(d.x - 0.22 * lx / n, d.y - 0.22 * ly / n, 0.07, -thickness, flat,
                                     (250, 250, 250), face, face))
-            elif self.disc == "off_round":  # the face 0.04 longer along a direction of its own
-                a = (zlib.crc32(f"{d.x:.4f},{d.y:.4f}".encode()) % 360) * math.pi / 180
-                out.append(Cylinder(d.x + 0.02 * math.cos(a), d.y + 0.02 * math.sin(a), r, -thickness, flat,
-                                    face, face, face))
         for x, y in self.coins:
             metal = (150, 160, 168)
             out.append(Cylinder(x, y, 0.39, 0.0, 0.06, metal, _shade(metal, 0.7), _shade(metal, 0.7),

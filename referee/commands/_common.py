@@ -79,6 +79,28 @@ def add_board_options(parser: argparse.ArgumentParser) -> None:
                         help="board corners in pixels, corner i = board corner i, clockwise from "
                         "corner 0 as seen from above (docs/DESIGN.md, units and frames)")
     parser.add_argument("--calibration", metavar="FILE", help="calibration JSON")
+    add_disc_thickness(parser)
+
+
+def add_disc_thickness(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--disc-thickness", metavar="T", type=float, default=None,
+                        help="Dition: the discs' thickness over their diameter (Othello discs 0.15; "
+                        "default: the calibration's, else the kit's 0.08); the tops are seen that high")
+
+
+def disc_thickness(args: argparse.Namespace, calibration: Any = None) -> float | None:
+    """`--disc-thickness` (checked; a bad one stops the command with status 2, saying why on
+    stderr), else the one stored with the calibration, else None (the reader's default)."""
+    value = getattr(args, "disc_thickness", None)
+    if value is None:
+        return getattr(calibration, "disc_thickness", None)
+    from calibration.store import check_disc_thickness
+
+    try:
+        return check_disc_thickness(value, "--disc-thickness")
+    except ValueError as exc:
+        say(f"referee: {exc}")
+        raise SystemExit(2) from None
 
 
 def load_calibration(path: str | None) -> Any:

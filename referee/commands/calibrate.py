@@ -2,7 +2,7 @@
 
     referee calibrate camera IMAGE... [--out FILE]
     referee calibrate board IMAGE --game G [--corners X0,Y0,X1,Y1,X2,Y2,X3,Y3]
-                                  [--calibration FILE] [--out FILE]
+                                  [--calibration FILE] [--disc-thickness T] [--out FILE]
     referee calibrate colours IMAGE --game G [--calibration FILE] [--corners ...] [--out FILE]
                                   (--start [--players G,R] | --cell L:CELL ... | --piece NAME:X,Y ...)
 
@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from referee.commands._common import add_disc_thickness, disc_thickness
 from referee.games import registry
 
 DEFAULT_OUT = "calibration.json"
@@ -43,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="the four board corners in pixels, clockwise from corner 0 "
                             "(manual path; skips the search)")
     board.add_argument("--calibration", metavar="FILE", help="calibration to start from")
+    add_disc_thickness(board)
     board.add_argument("--out", default=DEFAULT_OUT, metavar="FILE")
 
     colours = sub.add_parser("colours", help="the piece colours as this camera sees them")
@@ -166,13 +168,16 @@ def _board(args: argparse.Namespace) -> dict[str, Any]:
     from calibration.store import save_calibration
 
     frame, base = _frame_and_base(args)
+    # (the discs' thickness, when stated, is kept with the board: detect, replay and serve read it)
+    thickness = disc_thickness(args, base)
     board = calibrate_board(frame, game=args.game, intrinsics=base.intrinsics,
                             corners_px=_corners(args.corners))
     quality = {**base.quality, "board": {"method": board.method,
                                          "residual_px": round(board.residual_px, 4),
                                          "reprojection_px": board.reprojection_px}}
     colours = base.colours if base.colours is not None and base.colours.game == args.game else None
-    save_calibration(base.with_changes(board=board, colours=colours, quality=quality), args.out)
+    save_calibration(base.with_changes(board=board, colours=colours, quality=quality, disc_thickness=thickness),
+                     args.out)
     centre = board.camera_centre_board
     return {
         "step": "board", "out": str(args.out), "game": board.game, "method": board.method,
@@ -182,6 +187,7 @@ def _board(args: argparse.Namespace) -> dict[str, Any]:
         "reprojection_px": None if board.reprojection_px is None else round(board.reprojection_px, 4),
         "camera_centre_board": None if centre is None else [round(v, 3) for v in centre],
         "tilt_deg": None if board.tilt_deg is None else round(board.tilt_deg, 2),
+        "disc_thickness": thickness,
     }
 
 

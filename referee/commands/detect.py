@@ -1,7 +1,7 @@
 """`referee detect`: read the pieces on images, print one JSON object per image.
 
     referee detect [--game dition|domination] [--corners x0,y0,x1,y1,x2,y2,x3,y3]
-                   [--calibration FILE] [--frames N] IMAGE...
+                   [--calibration FILE] [--disc-thickness T] [--frames N] IMAGE...
 
 IMAGE may be an image file or any frame-source spec (a folder, a video, a URL, a camera,
 `sim:dition:SEED`); each frame of a source is one object named `SPEC#INDEX`.
@@ -22,7 +22,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from referee.commands._common import parse_corners
+from referee.commands._common import add_disc_thickness, disc_thickness, parse_corners
 from referee.games import registry
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm")
@@ -36,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "without it the board is found automatically",
     )
     parser.add_argument("--calibration", metavar="FILE", help="calibration JSON (intrinsics, board)")
+    add_disc_thickness(parser)
     parser.add_argument("--debug-dir", metavar="DIR", help="also write each image with the detections drawn")
     parser.add_argument("--frames", type=int, default=None, metavar="N",
                         help="at most N frames of each source (default: all of a file or folder, "
@@ -44,21 +45,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="image files, or any source spec (folder, video, URL, camera, sim:)")
 
 
-def _load_calibration(path: str) -> tuple[Any, Any]:
-    """(intrinsics or None, stored board corners {game, corners_px} or None); the calibration
-    package's errors (missing, malformed, wrong version) propagate with their message."""
+def _load_calibration(path: str) -> tuple[Any, Any, float | None]:
+    """(intrinsics or None, stored board corners {game, corners_px} or None, the discs'
+    thickness stored with it or None); the calibration package's errors (missing, malformed,
+    wrong version) propagate with their message."""
     try:
         from calibration import load_calibration
     except ImportError:  # pragma: no cover - a build without the calibration package
         print(f"referee detect: calibration files are not supported here; ignoring {path}",
               file=sys.stderr)
-        return None, None
+        return None, None, None
     cal = load_calibration(path)
     board = getattr(cal, "board", None)
     stored = None
     if board is not None and getattr(board, "corners_px", None) is not None:
         stored = {"game": getattr(board, "game", None), "corners_px": board.corners_px}
-    return getattr(cal, "intrinsics", None), stored
+    return getattr(cal, "intrinsics", None), stored, getattr(cal, "disc_thickness", None)
 
 
 def process_frame(
@@ -71,6 +73,7 @@ def process_frame(
     fallback_corners_px: Any = None,
     debug_dir: str | None = None,
     fits: dict[Any, Any] | None = None,
+    disc_thickness: float | None = None,
 ) -> dict[str, Any]:
     """One BGR frame -> the JSON-able result object (or an error object). Without
     `corners_px` the board is found automatically, else `fallback_corners_px` (a calibrated
@@ -117,7 +120,8 @@ def process_frame(
                               f"it were")
             out["board"]["score"] = round(score, 3)
     try:
-        pieces, picture = spec.detect_json(image, board, intrinsics=intrinsics, debug=bool(debug_dir))
+        pieces, picture = spec.detect_json(image, board, intrinsics=intrinsics, debug=bool(debug_dir),
+                                           disc_thickness=disc_thickness)
         out.update(pieces)
         if debug_dir and picture is not None:
             _write_debug(picture, debug_dir, name)
@@ -162,16 +166,18 @@ def run(args: argparse.Namespace) -> int:
         return 2
     intrinsics = None
     fallback = None
+    stored_thickness = None
     if args.calibration:
         from calibration.errors import CalibrationError
 
         try:
-            intrinsics, stored = _load_calibration(args.calibration)
+            intrinsics, stored, stored_thickness = _load_calibration(args.calibration)
         except CalibrationError as exc:  # its leaves say what is wrong with the file
             print(f"referee detect: {exc}", file=sys.stderr)
             return 2
         if stored is not None and stored.get("game") in (None, args.game):
             fallback = stored["corners_px"]
+    thickness = disc_thickness(args) if args.disc_thickness is not None else stored_thickness
     failed = 0
     fits: dict[Any, Any] = {}  # the boards of given corners, fitted once per image size
     for path in args.images:
@@ -182,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
                 try:
                     result = process_frame(image, name, game=args.game, corners_px=corners,
                                            intrinsics=intrinsics, fallback_corners_px=fallback,
-                                           debug_dir=args.debug_dir, fits=fits)
+                                           debug_dir=args.debug_dir, fits=fits, disc_thickness=thickness)
                 except ValueError as exc:  # e.g. corners that do not form a quadrilateral
                     result = {"image": name, "error": str(exc)}
             failed += "error" in result

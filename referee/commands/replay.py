@@ -13,7 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from referee.commands._common import add_board_options, corners_or_exit, load_calibration
+from referee.commands._common import (
+    add_board_options,
+    corners_or_exit,
+    disc_thickness,
+    load_calibration,
+)
 from referee.games import registry
 
 
@@ -65,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         match, log, match_id, corners_px=corners,
         intrinsics=getattr(calibration, "intrinsics", None),
         colours=getattr(calibration, "colours", None),
-        settings=settings, listener=out,
+        settings=settings, listener=out, disc_thickness=disc_thickness(args, calibration),
     )
     try:
         source = open_any(args.source)

@@ -14,6 +14,7 @@ from referee.commands._common import (
     add_board_options,
     add_db,
     corners_or_exit,
+    disc_thickness,
     load_calibration,
     open_log,
     say,
@@ -189,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
         settings=LoopSettings(agree_frames=1, use_motion=not still),
         max_fps=args.max_fps,
         resume=not args.no_resume,
+        disc_thickness=disc_thickness(args),
     )
     return run_service(service, args)
 

@@ -111,8 +111,9 @@ class Game:
         return fit_from_corners(corners, board.game, intrinsics)
 
     def read(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
-             colours: Mapping[str, Any] | None = None) -> Reading:
-        """Read the pieces of a settled board."""
+             colours: Mapping[str, Any] | None = None, disc_thickness: float | None = None) -> Reading:
+        """Read the pieces of a settled board (`disc_thickness`: the discs' thickness over their
+        diameter when the user stated it; games without discs ignore it)."""
         raise NotImplementedError
 
     def start_colours(self, image: np.ndarray, board: Any, players: Sequence[str], *,
@@ -125,7 +126,8 @@ class Game:
         """Hand a settled reading to the match; the events it caused."""
         raise NotImplementedError
 
-    def detect_json(self, image: np.ndarray, board: Any, *, intrinsics: Any = None) -> dict[str, Any]:
+    def detect_json(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
+                    disc_thickness: float | None = None) -> dict[str, Any]:
         """What `referee detect` prints of the pieces (merged into the image's result object)."""
         raise NotImplementedError
 

@@ -99,11 +99,11 @@ class DitionGame(Game):
             return True, None
 
     def read(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
-             colours: Mapping[str, Any] | None = None) -> DiscsReading:
+             colours: Mapping[str, Any] | None = None, disc_thickness: float | None = None) -> DiscsReading:
         from referee.matching import SeenDisc
         from vision.dition import detect_discs
 
-        discs = detect_discs(image, board, intrinsics=intrinsics)
+        discs = detect_discs(image, board, _disc_params(disc_thickness), intrinsics=intrinsics)
         return DiscsReading([
             SeenDisc(float(d.centre_board[0]), float(d.centre_board[1]), d.colour,
                      float(d.sigma_board), float(d.confidence))
@@ -114,11 +114,12 @@ class DitionGame(Game):
         return match.observe(reading.discs)
 
     def detect_json(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
-                    debug: bool = False) -> tuple[dict[str, Any], np.ndarray | None]:
+                    debug: bool = False, disc_thickness: float | None = None
+                    ) -> tuple[dict[str, Any], np.ndarray | None]:
         from vision.debug import draw_detections
         from vision.dition import detect_discs
 
-        discs = detect_discs(image, board, intrinsics=intrinsics)
+        discs = detect_discs(image, board, _disc_params(disc_thickness), intrinsics=intrinsics)
         out = {"discs": [
             {"x": round(d.centre_board[0], 4), "y": round(d.centre_board[1], 4), "colour": d.colour,
              "confidence": round(d.confidence, 3), "sigma": round(d.sigma_board, 4)}
@@ -315,3 +316,11 @@ def _dition_wanted(shown: tuple[Any, ...], match: DitionMatch) -> tuple[tuple[An
     start = rd.Position(tuple(rd.Disc(s.x, s.y, rd.Colour(s.colour)) for s in out),
                         to_move=record.to_move, move_number=record.move_number)
     return tuple(out), start
+
+
+def _disc_params(disc_thickness: float | None) -> Any:
+    """The reader's parameters with the discs' thickness the user stated (over their diameter;
+    None: the reader's default, the kit's discs)."""
+    from vision.dition import DiscParams
+
+    return DiscParams() if disc_thickness is None else DiscParams(thickness_board=float(disc_thickness))

@@ -163,7 +163,7 @@ class DominationGame(Game):
         return super().turn_board(board, quarter_turns, intrinsics)
 
     def read(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
-             colours: Mapping[str, Any] | None = None) -> TopsReading:
+             colours: Mapping[str, Any] | None = None, disc_thickness: float | None = None) -> TopsReading:
         from vision.chess_tops import read_chess_tops
         from vision.domination import read_tops
 
@@ -205,7 +205,8 @@ class DominationGame(Game):
         return match.observe(reading.tops, reading.heights, reading.height_sigma)
 
     def detect_json(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
-                    debug: bool = False) -> tuple[dict[str, Any], np.ndarray | None]:
+                    debug: bool = False, disc_thickness: float | None = None
+                    ) -> tuple[dict[str, Any], np.ndarray | None]:
         from vision.chess_tops import read_chess_tops
         from vision.domination import read_tops
 
