@@ -187,7 +187,11 @@ def _coarse_lines(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics 
     bh[~bright] = 0
     thr = max(12.0, float(np.percentile(bh[bright], 97)) * 0.5) if bright.any() else 12.0
     mask = (bh > thr).astype(np.uint8) * 255
-    fam_a, fam_b = _line_families(mask, params, "lines", drawing.name)
+    # copies of one drawn line (its two edges, its bow under the lens) are merged: within 6 px,
+    # or for a grid within 0.4 of the smallest square (the board fills a third of the view at
+    # least: a square is >= 1/24 of the smaller side; its lines are a square apart)
+    rho_tol = 6.0 if drawing is DITION_DRAWING else max(6.0, 0.4 * min(mask.shape) / 24)
+    fam_a, fam_b = _line_families(mask, params, "lines", drawing.name, rho_tol)
     # score image: blackhat, dilated a little so a near miss still counts
     score_img = cv2.dilate((bh > thr).astype(np.uint8), np.ones((3, 3), np.uint8))
     # the strongest lines of each family: as many as the drawing has, and a few strays
@@ -211,8 +215,8 @@ def _coarse_lines(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics 
     return homography_4pt(quad_px, board_corners_board(drawing.game))
 
 
-def _line_families(mask: np.ndarray, params: BoardParams, what: str, name: str = "dition board"
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def _line_families(mask: np.ndarray, params: BoardParams, what: str, name: str = "dition board",
+                   rho_tol: float = 6.0) -> tuple[np.ndarray, np.ndarray]:
     """The straight `what` (lines, colour edges) of a binary image as two families of roughly
     perpendicular lines (a, b, c), a x + b y = c with a unit normal, in that image's pixels."""
     import cv2
@@ -223,7 +227,7 @@ def _line_families(mask: np.ndarray, params: BoardParams, what: str, name: str =
         raise BoardNotFoundError(f"{name}: fewer than 4 straight {what} in the frame")
     # near-duplicates go before the strongest are kept (a table's grain gives many copies of
     # one line, which would crowd out the board's other direction)
-    lines = _dedupe_lines(lines[: 8 * params.max_hough_lines, 0, :].astype(np.float64), rho_tol=6.0,
+    lines = _dedupe_lines(lines[: 8 * params.max_hough_lines, 0, :].astype(np.float64), rho_tol=rho_tol,
                           theta_tol=np.deg2rad(3))[: params.max_hough_lines]
     fam_a, fam_b = _two_families(lines)
     if len(fam_a) < 2 or len(fam_b) < 2:
@@ -417,7 +421,8 @@ def _refine_pass(
 ) -> tuple[np.ndarray, float, float]:
 
     H_b2i = np.linalg.inv(H_i2b)
-    pts_b, axis, line_const = drawing.samples(0.35, per_unit=4)
+    # 4 samples per twentieth of the board's side (a Dition unit)
+    pts_b, axis, line_const = drawing.samples(0.35, per_unit=4 * 20.0 / drawing.size)
     n_prof = 25
     s = np.linspace(-halfwidth_board, halfwidth_board, n_prof)
     vals, pu, _, inside = line_profiles(gray, H_b2i, pts_b, axis, s, intrinsics)

@@ -45,7 +45,8 @@ from vision.geometry import (
 class LensParams:
     """Tuning of the plumb-line lens estimate (shipped defaults)."""
 
-    #: samples per board unit along each drawn line
+    #: samples along each drawn line per Dition board unit (a twentieth of the board's side:
+    #: on other drawings per twentieth of their side, the same density in the picture)
     samples_per_unit: float = 3.0
     #: half-length of each cross profile in board units (distortion bows a line by a few px)
     profile_halfwidth_board: float = 0.35
@@ -98,7 +99,7 @@ def _line_layout(samples_per_unit: float, drawing: LineDrawing) -> tuple[np.ndar
     (0: the line x = c, 1: the line y = c), line id (N,)."""
     pts, axis, ids = [], [], []
     for lid, (ax, c, lo, hi) in enumerate(drawing.lines):
-        n = max(8, int((hi - lo) * samples_per_unit))
+        n = max(8, int((hi - lo) * samples_per_unit * 20.0 / drawing.size))
         t = np.linspace(lo + 0.45, hi - 0.45, n)
         on = np.full_like(t, c)
         pts.append(np.stack([on, t], axis=1) if ax == 0 else np.stack([t, on], axis=1))
