@@ -201,7 +201,10 @@ def _coarse_lines(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics 
     quads = _all_quads(fam_a, fam_b, min_area=0.04 * small.shape[0] * small.shape[1])
     if len(quads) == 0:
         raise BoardNotFoundError(f"{drawing.name}: no large quadrilateral of lines in the frame")
-    scores = _score_quads(quads, score_img, drawing.samples(0.3)[0], board_corners_board(drawing.game))
+    corners = board_corners_board(drawing.game)
+    scores = _score_quads(quads, score_img, drawing.samples(0.3)[0], corners)
+    if drawing.gaps:  # less what it finds where nothing is drawn
+        scores -= _score_quads(quads, score_img, drawing.samples(0.3, gaps=True)[0], corners)
     k_best = int(np.argmax(scores))
     if scores[k_best] < params.min_support:
         raise BoardNotFoundError(
