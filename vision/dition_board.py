@@ -685,7 +685,7 @@ def _coarse_edge(frame: np.ndarray, params: BoardParams, intrinsics: Intrinsics 
     if len(quads) == 0:
         raise BoardNotFoundError("dition board: no large quadrilateral of edges in the frame")
     hit = cv2.dilate((mag > thr).astype(np.uint8), np.ones((3, 3), np.uint8))
-    on_edge = _score_quads(quads, hit, _EDGE_PTS)
+    on_edge = _score_quads(quads, hit, _EDGE_PTS, board_corners_board("dition"))
     best, best_score = None, 0.0
     for q in np.argsort(-on_edge)[:EDGE_QUADS_CHECKED]:
         if on_edge[q] < params.min_support:
