@@ -134,7 +134,7 @@ def score_image(readings: list[tuple[np.ndarray, str]], truth: list[tuple[np.nda
 def run(set_names: list[str] | None, debug_dir: Path | None, verbose: bool) -> dict[str, dict[str, Score]]:
     cv2.setNumThreads(1)
     results: dict[str, dict[str, Score]] = {}
-    for s in label_sets():
+    for s in label_sets("dition"):
         if set_names and s["set"] not in set_names:
             continue
         per = {"reader": Score(), "hough": Score()}

@@ -20,7 +20,10 @@ frames of random positions (1-5 high, 20-95 % of the cells filled) are read. Rep
   as wrong;
 - time per frame of the board search, of the reading and of the heights (one thread).
 
-Usage: .venv/bin/python benchmarks/bench_vision_chess.py [--tables 20] [--per 2] [--seed 3] [--no-heights]
+With `--drawn` the boards are 8x8s drawn as lines (`ChessBoard.random_drawn`: ink on paper or
+card, chalk on felt; no alternating squares), found by the same `find_board`.
+
+Usage: .venv/bin/python benchmarks/bench_vision_chess.py [--tables 20] [--per 2] [--seed 3] [--no-heights] [--drawn]
 """
 
 from __future__ import annotations
@@ -55,6 +58,17 @@ def random_stacks(rng: np.random.Generator, letters: list[str]) -> dict[str, str
         for c in playable_cells()
         if rng.random() < fill
     }
+
+
+#: a board fit is right when no corner is further than this from the truth, in squares (the tops
+#: are sampled 0.42 squares off a cell's centre: a tenth of a square keeps them on the square)
+RIGHT_SQUARES = 0.1
+
+
+def square_px(corners_px: list[list[float]]) -> float:
+    """The mean side of a square (px) of the 8x8 with these corners."""
+    c = np.asarray(corners_px, float)
+    return float(np.mean(np.linalg.norm(c - np.roll(c, 1, axis=0), axis=1)) / 8.0)
 
 
 def quarter_turn_to_truth(found: np.ndarray, truth: np.ndarray) -> tuple[int, float]:
@@ -107,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tables", type=int, default=20)
     parser.add_argument("--per", type=int, default=2, help="frames read per table")
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--drawn", action="store_true", help="8x8s drawn as lines instead of chessboards")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--no-heights", dest="heights", action="store_false",
                         help="skip the heights (about 2 s a frame)")
@@ -116,12 +131,14 @@ def main(argv: list[str] | None = None) -> int:
     tallies: dict[str, Tally] = defaultdict(Tally)
     frames = found = a8_right = 0
     corner_errs: list[float] = []
+    corner_errs_sq: list[float] = []  # in squares
+    methods: dict[str, int] = defaultdict(int)
     find_ms: list[float] = []
     read_ms: list[float] = []
     heights_ms: list[float] = []
     uncalibrated, calibrated = Heights(), Heights()
     for t in range(args.tables):
-        board, men, colours = random_chess_table(rng)
+        board, men, colours = random_chess_table(rng, drawn=args.drawn)
         letters = list(colours)
         cam = random_camera(rng, "domination")
         opts = RenderOptions.random(rng)
@@ -136,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         found += 1
         turns, err = quarter_turn_to_truth(fit.corners_px, np.array(learn.truth["corners_px"]))
         corner_errs.append(err)
+        corner_errs_sq.append(err / square_px(learn.truth["corners_px"]))
+        methods[fit.method] += 1
         a8_right += turns == 0
         model = learn_chess_colours(learn.image, turn_board(fit, turns),
                                     {c: s[-1] for c, s in learn.truth["stacks"].items()})
@@ -153,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
             found += 1
             turns, err = quarter_turn_to_truth(fit.corners_px, np.array(r.truth["corners_px"]))
             corner_errs.append(err)
+            corner_errs_sq.append(err / square_px(r.truth["corners_px"]))
+            methods[fit.method] += 1
             a8_right += turns == 0
             fit = turn_board(fit, turns)  # a8 where the players said
             t0 = time.perf_counter()
@@ -177,7 +198,10 @@ def main(argv: list[str] | None = None) -> int:
                 tallies[key].add(len(wrong))
             if args.verbose and wrong:
                 print(t, board.name, men.kind, board.corners, [(c, reading.tops[c], stacks.get(c, ".")[-1:]) for c in wrong])
-    print(f"chessboards: {args.tables} tables, {frames} frames, seed {args.seed}")
+    right = sum(e <= RIGHT_SQUARES for e in corner_errs_sq)
+    print(f"{'drawn 8x8s' if args.drawn else 'chessboards'}: {args.tables} tables, {frames} frames, seed {args.seed}")
+    print(f"board found within {RIGHT_SQUARES} squares at every corner: {right}/{frames} "
+          f"({100 * right / max(frames, 1):.1f} %); by finder: {dict(sorted(methods.items()))}")
     print(f"board found automatically: {found}/{frames} ({100 * found / max(frames, 1):.1f} %); "
           f"largest corner error median {np.median(corner_errs):.2f} px, 95th percentile "
           f"{np.percentile(corner_errs, 95):.2f} px; a8 on the true corner without being told "

@@ -3,8 +3,10 @@
 The stage function is `find_board(frame, params, *, game, corners_px, intrinsics) -> BoardFit`.
 Given corners always win; then ArUco markers of the game's layout (`vision.aruco`); then the
 game's board finder: the drawn squares of the Dition board (`vision.dition_board`, which also
-estimates the lens without intrinsics) or the cell pattern of the Domination board
-(`vision.domination_board`). `board_moved` tells whether the board left its fit.
+estimates the lens without intrinsics) or, for Domination, the kit's cell pattern
+(`vision.domination_board`), a chessboard's squares (`vision.chessboard`) or an 8x8 drawn as lines
+(the Dition line search with `GRID_8X8`, method "lines"). `board_moved` tells whether the board
+left its fit.
 
 The shared geometry (BoardFit, homographies, rectification, the camera) is `vision.geometry`.
 """
@@ -21,6 +23,7 @@ from vision.chessboard import find_chessboard
 from vision.dition_board import (
     find_dition_edge,
     find_dition_lines,
+    find_drawn_lines,
     lines_gray,
     refine_dition,
     refine_edge,
@@ -29,6 +32,7 @@ from vision.dition_board import (
 from vision.domination_board import find_domination_board
 from vision.errors import BoardNotFoundError
 from vision.geometry import (
+    GRID_8X8,
     BoardFit,
     BoardParams,
     as_gray,
@@ -36,6 +40,7 @@ from vision.geometry import (
     check_game,
     fit_from_corners,
 )
+from vision.lens import drawing_for
 
 #: the kit's cell finder is taken at its word from this many of its 52 cells (on a chessboard
 #: it saw 8-20 of the light squares, on the kit with men it sees most cells' light corners)
@@ -84,6 +89,13 @@ def find_board(
             return find_chessboard(frame, intrinsics=intrinsics)
         except BoardNotFoundError as exc:
             tried.append(str(exc))
+        if params.use_lines:  # an 8x8 drawn as a grid of lines on paper, card or felt
+            try:
+                fit = find_drawn_lines(frame, GRID_8X8, params, intrinsics=intrinsics)
+                return fit if intrinsics is not None or not estimate_lens else with_estimated_lens(
+                    frame, fit, board_params=params)
+            except BoardNotFoundError as exc:
+                tried.append(str(exc))
         if kit is not None:
             return kit
         raise BoardNotFoundError("; ".join(tried))
@@ -125,9 +137,10 @@ def board_moved(
             new = refine_edge(frame, previous.H_image_to_board, params, intrinsics, passes=1)
             if new.support < params.min_support:
                 return True
-        elif previous.game == "dition":
+        elif previous.game == "dition" or previous.method == "lines":
             gray = lines_gray(frame, previous)
-            new = refine_dition(gray, previous.H_image_to_board, params, intrinsics, passes=1)
+            new = refine_dition(gray, previous.H_image_to_board, params, intrinsics, passes=1,
+                                drawing=drawing_for(previous))
             if new.support < params.min_support:
                 return True
         elif previous.method == "aruco":

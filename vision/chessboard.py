@@ -314,6 +314,8 @@ def _grow(pts: np.ndarray, pol: np.ndarray, tree: Any, s: int, basis: tuple[np.n
             break
         cells = np.array(sorted(frontier), np.float64)
         pred = apply_homography(A, cells)
+        if not np.all(np.isfinite(pred)):  # a degenerate refit (the labelled points on a line)
+            return None
         # local square size at each prediction, for the tolerance
         du = apply_homography(A, cells + [0.5, 0.0]) - apply_homography(A, cells - [0.5, 0.0])
         dv = apply_homography(A, cells + [0.0, 0.5]) - apply_homography(A, cells - [0.0, 0.5])

@@ -14,6 +14,9 @@ is the playing area's edge; colour edges (Lab, smoothed past the felt's or the g
 -> Hough lines -> the quadrilateral with one board inside and the table outside all around ->
 sub-pixel: the step across each edge, in the board-minus-table colour direction, at halfway.
 
+The same line search finds any board drawn as straight lines (`LineDrawing`): `find_drawn_lines`
+with `GRID_8X8` is a drawn 8x8 grid for Domination (9 + 9 lines, no alternating squares).
+
 Without intrinsics `with_estimated_lens(frame, board)` estimates the lens from the drawn lines
 (`vision.lens`) and re-fits the board through it by the same method (`refit_board`); the fit
 then carries the model (extra["lens"] == "estimated", extra["intrinsics"]).
@@ -30,9 +33,11 @@ from vision.aruco import find_board_aruco
 from vision.camera import Intrinsics
 from vision.errors import BoardNotFoundError
 from vision.geometry import (
-    DITION_SQUARES,
+    BOARD_SIZE,
+    DITION_DRAWING,
     BoardFit,
     BoardParams,
+    LineDrawing,
     apply_homography,
     as_gray,
     board_corners_board,
@@ -44,10 +49,12 @@ from vision.geometry import (
     homography_from_corners,
     line_profiles,
 )
-from vision.lens import LensParams, estimate_focal_px, estimate_intrinsics_from_board
+from vision.lens import LensParams, drawing_for, estimate_focal_px, estimate_intrinsics_from_board
 
 #: the drawn lines' polarity: dark on a light board (paper, wood) or light on a dark one (felt)
 LINE_POLARITIES = ("dark", "light")
+
+
 
 
 def lines_gray(frame: np.ndarray, board: BoardFit | None = None, polarity: str | None = None) -> np.ndarray:
@@ -70,24 +77,34 @@ def find_dition_lines(
     """The Dition board from its drawn outer and inner squares (no markers, no corners): dark
     lines first, then light ones (the same search on the inverted frame). The fit carries the
     polarity (extra["lines"])."""
+    return find_drawn_lines(frame, DITION_DRAWING, params, intrinsics=intrinsics)
+
+
+def find_drawn_lines(
+    frame: np.ndarray, drawing: LineDrawing, params: BoardParams = BoardParams(), *,
+    intrinsics: Intrinsics | None = None,
+) -> BoardFit:
+    """A board drawn as `drawing`'s lines (method "lines"), dark lines first, then light ones;
+    the fit carries the polarity (extra["lines"]). Corner 0 is the image's top-left one (the
+    lines alone do not say which corner is which)."""
     tried = []
     for polarity in LINE_POLARITIES:
         gray = lines_gray(frame, polarity=polarity)
         try:
-            H0 = _coarse_dition(gray, params, intrinsics)
+            H0 = _coarse_lines(gray, params, intrinsics, drawing)
         except BoardNotFoundError as exc:
-            tried.append(f"{polarity} lines: {str(exc).removeprefix('dition board: ')}")
+            tried.append(f"{polarity} lines: {str(exc).removeprefix(drawing.name + ': ')}")
             continue
-        fit = refine_dition(gray, H0, params, intrinsics, passes=3)
+        fit = refine_dition(gray, H0, params, intrinsics, passes=3, drawing=drawing)
         if fit.support < params.min_support:
-            tried.append(f"{polarity} lines: the drawn squares were not confirmed (only {fit.support:.0%} of "
+            tried.append(f"{polarity} lines: the drawn lines were not confirmed (only {fit.support:.0%} of "
                          f"the line samples agree)")
-        elif frame.ndim == 3 and not _one_surface(frame, fit, intrinsics):
+        elif drawing is DITION_DRAWING and frame.ndim == 3 and not _one_surface(frame, fit, intrinsics):
             tried.append(f"{polarity} lines: the squares found are not drawn on one surface (the band "
                          "between them and the middle differ in colour: a table's planks, not a board)")
         else:
             return with_polarity(fit, polarity)
-    raise BoardNotFoundError("dition board: " + "; ".join(tried))
+    raise BoardNotFoundError(f"{drawing.name}: " + "; ".join(tried))
 
 
 #: colour samples of the band between the drawn squares and of the inner square's middle (board
@@ -148,8 +165,11 @@ def board_score(frame: np.ndarray, board: BoardFit, params: BoardParams = BoardP
     return best
 
 
-def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics | None) -> np.ndarray:
-    """H_image_to_board (undistorted px) good to a few pixels, from Hough lines + verification."""
+def _coarse_lines(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics | None,
+                  drawing: LineDrawing) -> np.ndarray:
+    """H_image_to_board (undistorted px) good to a few pixels, from Hough lines + verification:
+    every quadrilateral of two lines of each family is a guess at the drawing's outer lines,
+    scored by how much of all its lines is drawn where that guess puts them."""
     import cv2
 
     h, w = gray.shape
@@ -167,29 +187,39 @@ def _coarse_dition(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics
     bh[~bright] = 0
     thr = max(12.0, float(np.percentile(bh[bright], 97)) * 0.5) if bright.any() else 12.0
     mask = (bh > thr).astype(np.uint8) * 255
-    fam_a, fam_b = _line_families(mask, params, "lines")
+    # copies of one drawn line (its two edges, its bow under the lens) are merged: within 6 px,
+    # or for a grid within 0.4 of the smallest square (the board fills a third of the view at
+    # least: a square is >= 1/24 of the smaller side; its lines are a square apart)
+    rho_tol = 6.0 if drawing is DITION_DRAWING else max(6.0, 0.4 * min(mask.shape) / 24)
+    fam_a, fam_b = _line_families(mask, params, "lines", drawing.name, rho_tol)
     # score image: blackhat, dilated a little so a near miss still counts
     score_img = cv2.dilate((bh > thr).astype(np.uint8), np.ones((3, 3), np.uint8))
-    fam_a = _sort_family(fam_a)
-    fam_b = _sort_family(fam_b)
+    # the strongest lines of each family: as many as the drawing has, and a few strays
+    keep = 10 if drawing is DITION_DRAWING else 8 + max(sum(ln[0] == ax for ln in drawing.lines) for ax in (0, 1))
+    fam_a = _sort_family(fam_a, keep)
+    fam_b = _sort_family(fam_b, keep)
     quads = _all_quads(fam_a, fam_b, min_area=0.04 * small.shape[0] * small.shape[1])
     if len(quads) == 0:
-        raise BoardNotFoundError("dition board: no large quadrilateral of lines in the frame")
-    scores = _score_quads(quads, score_img, _square_samples())
+        raise BoardNotFoundError(f"{drawing.name}: no large quadrilateral of lines in the frame")
+    corners = board_corners_board(drawing.game)
+    scores = _score_quads(quads, score_img, drawing.samples(0.3)[0], corners)
+    if drawing.gaps:  # less what it finds where nothing is drawn
+        scores -= _score_quads(quads, score_img, drawing.samples(0.3, gaps=True)[0], corners)
     k_best = int(np.argmax(scores))
     if scores[k_best] < params.min_support:
         raise BoardNotFoundError(
-            f"dition board: no quadrilateral of lines looks like the two drawn squares "
-            f"(best agreement {max(float(scores[k_best]), 0):.0%})"
+            f"{drawing.name}: no quadrilateral of lines looks like the drawn "
+            f"{'squares' if drawing is DITION_DRAWING else 'grid'} (best agreement {max(float(scores[k_best]), 0):.0%})"
         )
     best = (float(scores[k_best]), quads[k_best])
     # back to full-size (undistorted) pixels; pixel centres scale about -0.5
     quad_px = (best[1] + 0.5) / f - 0.5
     quad_px = _canonical_corner_order(quad_px)
-    return homography_4pt(quad_px, board_corners_board("dition"))
+    return homography_4pt(quad_px, board_corners_board(drawing.game))
 
 
-def _line_families(mask: np.ndarray, params: BoardParams, what: str) -> tuple[np.ndarray, np.ndarray]:
+def _line_families(mask: np.ndarray, params: BoardParams, what: str, name: str = "dition board",
+                   rho_tol: float = 6.0) -> tuple[np.ndarray, np.ndarray]:
     """The straight `what` (lines, colour edges) of a binary image as two families of roughly
     perpendicular lines (a, b, c), a x + b y = c with a unit normal, in that image's pixels."""
     import cv2
@@ -197,14 +227,14 @@ def _line_families(mask: np.ndarray, params: BoardParams, what: str) -> tuple[np
     vote = int(params.hough_threshold_fraction * min(mask.shape[:2]))
     lines = cv2.HoughLines(mask, 1, np.pi / 360, vote)
     if lines is None or len(lines) < 4:
-        raise BoardNotFoundError(f"dition board: fewer than 4 straight {what} in the frame")
+        raise BoardNotFoundError(f"{name}: fewer than 4 straight {what} in the frame")
     # near-duplicates go before the strongest are kept (a table's grain gives many copies of
     # one line, which would crowd out the board's other direction)
-    lines = _dedupe_lines(lines[: 8 * params.max_hough_lines, 0, :].astype(np.float64), rho_tol=6.0,
+    lines = _dedupe_lines(lines[: 8 * params.max_hough_lines, 0, :].astype(np.float64), rho_tol=rho_tol,
                           theta_tol=np.deg2rad(3))[: params.max_hough_lines]
     fam_a, fam_b = _two_families(lines)
     if len(fam_a) < 2 or len(fam_b) < 2:
-        raise BoardNotFoundError(f"dition board: no two families of roughly perpendicular {what}")
+        raise BoardNotFoundError(f"{name}: no two families of roughly perpendicular {what}")
     return fam_a, fam_b
 
 
@@ -252,10 +282,11 @@ def _all_quads(fam_a: np.ndarray, fam_b: np.ndarray, min_area: float) -> np.ndar
     return quads[(area >= min_area) & shape_ok]
 
 
-def _score_quads(quads: np.ndarray, score_img: np.ndarray, samples_board: np.ndarray) -> np.ndarray:
-    """Fraction of the predicted drawn-line samples that fall on line pixels, per quad."""
+def _score_quads(quads: np.ndarray, score_img: np.ndarray, samples_board: np.ndarray,
+                 src: np.ndarray) -> np.ndarray:
+    """Fraction of the predicted drawn-line samples that fall on line pixels, per quad (its
+    corners the images of the board corners `src`)."""
     dst = quads
-    src = board_corners_board("dition")
     k = len(dst)
     A = np.zeros((k, 8, 8))
     b = np.zeros((k, 8))
@@ -285,17 +316,6 @@ def _score_quads(quads: np.ndarray, score_img: np.ndarray, samples_board: np.nda
     yi = np.clip(np.rint(py).astype(np.int64), 0, hgt - 1)
     scores[ok] = np.mean(score_img[yi, xi] * inside, axis=1)
     return scores
-
-
-def _square_samples() -> np.ndarray:
-    """Board points along the 8 drawn lines (both squares), away from the corners."""
-    pts = []
-    for lo, hi in DITION_SQUARES:
-        t = np.linspace(lo + 0.3, hi - 0.3, 24)
-        for c in (lo, hi):
-            pts.append(np.stack([np.full_like(t, c), t], axis=1))
-            pts.append(np.stack([t, np.full_like(t, c)], axis=1))
-    return np.concatenate(pts)
 
 
 def _dedupe_lines(lines: np.ndarray, rho_tol: float, theta_tol: float) -> np.ndarray:
@@ -376,8 +396,11 @@ def refine_dition(
     params: BoardParams,
     intrinsics: Intrinsics | None,
     passes: int = 2,
+    drawing: LineDrawing | None = None,
 ) -> BoardFit:
-    """Sub-pixel fit of the homography to the 8 drawn lines, starting from H_image_to_board."""
+    """Sub-pixel fit of the homography to the drawn lines (the Dition board's 8 unless another
+    `drawing`), starting from H_image_to_board."""
+    drawing = drawing or DITION_DRAWING
     H = np.asarray(H_image_to_board, dtype=np.float64)
     support = 0.0
     residual = float("inf")
@@ -385,30 +408,10 @@ def refine_dition(
         # the first pass searches wide (the coarse fit may be off by ~1 line spacing of the
         # profile), the later ones narrow
         halfwidth = params.profile_halfwidth_board * (2.0 if p == 0 and passes > 1 else 0.6 if p else 1.0)
-        H, support, residual = _refine_pass(gray, H, params, intrinsics, halfwidth)
+        H, support, residual = _refine_pass(gray, H, params, intrinsics, halfwidth, drawing)
     return fit_from_homography(
-        H, "dition", "lines", intrinsics=intrinsics, residual_px=residual, support=support
+        H, drawing.game, "lines", intrinsics=intrinsics, residual_px=residual, support=support
     )
-
-
-def _line_constraints() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sample points on the 8 drawn lines: board points (N, 2), axis (N,) 0 = line x = c
-    (vertical) / 1 = line y = c, and the constant c (N,)."""
-    pts, axis, const = [], [], []
-    for lo, hi in DITION_SQUARES:
-        n = int((hi - lo) * 4)
-        t = np.linspace(lo + 0.35, hi - 0.35, n)
-        for c in (lo, hi):
-            pts.append(np.stack([np.full_like(t, c), t], axis=1))
-            axis.append(np.zeros(n, int))
-            const.append(np.full(n, c))
-            pts.append(np.stack([t, np.full_like(t, c)], axis=1))
-            axis.append(np.ones(n, int))
-            const.append(np.full(n, c))
-    return np.concatenate(pts), np.concatenate(axis), np.concatenate(const)
-
-
-_LINE_PTS, _LINE_AXIS, _LINE_CONST = _line_constraints()
 
 
 def _refine_pass(
@@ -417,11 +420,12 @@ def _refine_pass(
     params: BoardParams,
     intrinsics: Intrinsics | None,
     halfwidth_board: float,
+    drawing: LineDrawing,
 ) -> tuple[np.ndarray, float, float]:
 
     H_b2i = np.linalg.inv(H_i2b)
-    pts_b = _LINE_PTS
-    axis = _LINE_AXIS
+    # 4 samples per twentieth of the board's side (a Dition unit)
+    pts_b, axis, line_const = drawing.samples(0.35, per_unit=4 * 20.0 / drawing.size)
     n_prof = 25
     s = np.linspace(-halfwidth_board, halfwidth_board, n_prof)
     vals, pu, _, inside = line_profiles(gray, H_b2i, pts_b, axis, s, intrinsics)
@@ -446,10 +450,10 @@ def _refine_pass(
     H_new = H_i2b
     keep = ok.copy()
     for _ in range(3):
-        H_new = _fit_h_to_lines(centre_u[keep], axis[keep], _LINE_CONST[keep], H_i2b)
+        H_new = _fit_h_to_lines(centre_u[keep], axis[keep], line_const[keep], H_i2b, drawing.size)
         b = apply_homography(H_new, centre_u)
-        res_b = np.where(axis == 0, b[:, 0], b[:, 1]) - _LINE_CONST
-        scale_px = _px_per_unit(H_new)
+        res_b = np.where(axis == 0, b[:, 0], b[:, 1]) - line_const
+        scale_px = _px_per_unit(H_new, drawing.size)
         res_px = np.abs(res_b) * scale_px
         med = np.median(res_px[ok]) if ok.any() else 0.0
         keep = ok & (res_px < max(3.0 * 1.4826 * med, 0.3))
@@ -458,14 +462,16 @@ def _refine_pass(
     return H_new, support, residual
 
 
-def _px_per_unit(H_i2b: np.ndarray) -> float:
+def _px_per_unit(H_i2b: np.ndarray, size: float) -> float:
+    """Pixels per board unit at the board's centre."""
     H_b2i = np.linalg.inv(H_i2b)
-    c = apply_homography(H_b2i, np.array([[10.0, 10.0], [11.0, 10.0], [10.0, 11.0]]))
+    m = size / 2
+    c = apply_homography(H_b2i, np.array([[m, m], [m + 1, m], [m, m + 1]]))
     return float((np.linalg.norm(c[1] - c[0]) + np.linalg.norm(c[2] - c[0])) / 2)
 
 
 def _fit_h_to_lines(
-    pts_u: np.ndarray, axis: np.ndarray, const: np.ndarray, H_init: np.ndarray
+    pts_u: np.ndarray, axis: np.ndarray, const: np.ndarray, H_init: np.ndarray, size: float
 ) -> np.ndarray:
     """Least-squares H (undistorted px -> board) with every point on its board line:
     row_axis(H) . p - c * row_2(H) . p = 0. Hartley-normalised, solved by SVD."""
@@ -473,9 +479,10 @@ def _fit_h_to_lines(
     sc = math.sqrt(2) / max(np.mean(np.linalg.norm(pts_u - m, axis=1)), 1e-9)
     T = np.array([[sc, 0, -sc * m[0]], [0, sc, -sc * m[1]], [0, 0, 1]])
     p = np.column_stack([(pts_u - m) * sc, np.ones(len(pts_u))])
-    # board side normalisation: b' = (b - 10) / 10
-    Tb = np.array([[0.1, 0, -1.0], [0, 0.1, -1.0], [0, 0, 1]])
-    cn = (const - 10.0) / 10.0
+    # board side normalisation: b' = (b - m) / m, m the board's half size
+    m_b = size / 2
+    Tb = np.array([[1 / m_b, 0, -1.0], [0, 1 / m_b, -1.0], [0, 0, 1]])
+    cn = (const - m_b) / m_b
     A = np.zeros((len(p), 9))
     for ax in (0, 1):
         sel = axis == ax
@@ -514,8 +521,8 @@ def refit_board(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | Non
     if board.method == "lines":
         # start from the present fit's corners, undistorted
         H0 = homography_from_corners(board.corners_px, board.game, intrinsics)
-        return with_polarity(refine_dition(gray, H0, board_params, intrinsics, passes=2),
-                             board.extra.get("lines", "dark"))
+        return with_polarity(refine_dition(gray, H0, board_params, intrinsics, passes=2,
+                                           drawing=drawing_for(board)), board.extra.get("lines", "dark"))
     raise ValueError(f"cannot refit a board found by {board.method!r}")
 
 
@@ -528,7 +535,7 @@ def with_estimated_lens(
     """`board` re-fitted through a lens model estimated from the drawn lines, marked
     extra["lens"] = "estimated" with extra["intrinsics"]; or `board` marked
     extra["lens"] = "none" when no reliable estimate exists (the plain homography stays)."""
-    if board.game != "dition" or board_intrinsics(board) is not None:
+    if not (board.game == "dition" or board.method == "lines") or board_intrinsics(board) is not None:
         return board
     if board.method == "edge":  # no drawn lines to measure the lens on (4 edges bow too little)
         return _marked(board, "none", None)
@@ -678,7 +685,7 @@ def _coarse_edge(frame: np.ndarray, params: BoardParams, intrinsics: Intrinsics 
     if len(quads) == 0:
         raise BoardNotFoundError("dition board: no large quadrilateral of edges in the frame")
     hit = cv2.dilate((mag > thr).astype(np.uint8), np.ones((3, 3), np.uint8))
-    on_edge = _score_quads(quads, hit, _EDGE_PTS)
+    on_edge = _score_quads(quads, hit, _EDGE_PTS, board_corners_board("dition"))
     best, best_score = None, 0.0
     for q in np.argsort(-on_edge)[:EDGE_QUADS_CHECKED]:
         if on_edge[q] < params.min_support:
@@ -751,9 +758,9 @@ def refine_edge(frame: np.ndarray, H_image_to_board: np.ndarray, params: BoardPa
         keep = good.copy()
         H_new = H
         for _ in range(3):
-            H_new = _fit_h_to_lines(centre_u[keep], _EDGE_AXIS[keep], _EDGE_CONST[keep], H)
+            H_new = _fit_h_to_lines(centre_u[keep], _EDGE_AXIS[keep], _EDGE_CONST[keep], H, BOARD_SIZE["dition"])
             b = apply_homography(H_new, centre_u)
-            res_px = np.abs(np.where(_EDGE_AXIS == 0, b[:, 0], b[:, 1]) - _EDGE_CONST) * _px_per_unit(H_new)
+            res_px = np.abs(np.where(_EDGE_AXIS == 0, b[:, 0], b[:, 1]) - _EDGE_CONST) * _px_per_unit(H_new, BOARD_SIZE["dition"])
             med = float(np.median(res_px[good]))
             keep = good & (res_px < max(3.0 * 1.4826 * med, 0.3))
         H = H_new

@@ -34,6 +34,50 @@ DITION_LINE_WIDTH = 0.06
 
 
 @dataclass(frozen=True)
+class LineDrawing:
+    """Straight lines drawn on a board, in its frame: each (axis, c, lo, hi) is the line x = c
+    (axis 0) or y = c (axis 1) from lo to hi; the board's corners are [0, size]^2 of `game`;
+    `name` starts the finder's messages."""
+
+    game: str
+    name: str
+    lines: tuple[tuple[int, float, float, float], ...]
+    #: the least distance between two parallel lines (a profile across one stays short of it)
+    spacing: float
+    #: lines (as `lines`) where nothing is drawn: a guess at the board that finds lines there
+    #: is off by a fraction of the spacing (a crowded grid's men hide lines, their edges pass
+    #: for some)
+    gaps: tuple[tuple[int, float, float, float], ...] = ()
+
+    @property
+    def size(self) -> float:
+        return BOARD_SIZE[self.game]
+
+    def samples(self, margin: float, per_unit: float | None = None, n: int = 24, gaps: bool = False
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Points on the lines (`gaps`: on the gaps) `margin` in from their ends, `per_unit` a unit
+        along each line (else `n` a line): board points (N, 2), axis (N,), constant (N,)."""
+        pts, axis, const = [], [], []
+        for ax, c, lo, hi in self.gaps if gaps else self.lines:
+            k = int((hi - lo) * per_unit) if per_unit else n
+            t = np.linspace(lo + margin, hi - margin, k)
+            on = np.full_like(t, c)
+            pts.append(np.stack([on, t], 1) if ax == 0 else np.stack([t, on], 1))
+            axis.append(np.full(k, ax, int))
+            const.append(on)
+        return np.concatenate(pts), np.concatenate(axis), np.concatenate(const)
+
+
+#: the Dition board's two drawn squares
+DITION_DRAWING = LineDrawing("dition", "dition board", tuple(
+    (ax, c, lo, hi) for lo, hi in DITION_SQUARES for c in (lo, hi) for ax in (0, 1)), spacing=3.0)
+#: a drawn 8x8 for Domination: the 9 + 9 lines of its squares' edges
+GRID_8X8 = LineDrawing("domination", "drawn 8x8", tuple(
+    (ax, float(k), 0.0, 8.0) for k in range(9) for ax in (0, 1)), spacing=1.0,
+    gaps=tuple((ax, k + 0.5, 0.0, 8.0) for k in range(8) for ax in (0, 1)))
+
+
+@dataclass(frozen=True)
 class BoardParams:
     """Tuning of the board finder (shipped defaults)."""
 

@@ -29,8 +29,10 @@ import numpy as np
 
 from vision.camera import Intrinsics
 from vision.geometry import (
-    DITION_SQUARES,
+    DITION_DRAWING,
+    GRID_8X8,
     BoardFit,
+    LineDrawing,
     as_gray,
     board_intrinsics,
     camera_geometry,
@@ -43,7 +45,8 @@ from vision.geometry import (
 class LensParams:
     """Tuning of the plumb-line lens estimate (shipped defaults)."""
 
-    #: samples per board unit along each drawn line
+    #: samples along each drawn line per Dition board unit (a twentieth of the board's side:
+    #: on other drawings per twentieth of their side, the same density in the picture)
     samples_per_unit: float = 3.0
     #: half-length of each cross profile in board units (distortion bows a line by a few px)
     profile_halfwidth_board: float = 0.35
@@ -83,37 +86,43 @@ class LineSamples:
     line_id: np.ndarray
 
 
-def _line_layout(samples_per_unit: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Board points on the 8 drawn lines (away from the corners): points (N, 2), axis (N,)
+def drawing_for(board: BoardFit) -> LineDrawing | None:
+    """The straight lines drawn on `board`: the Dition board's squares, the 8x8 grid of a
+    Domination board found from its lines (method "lines"); None for any other board."""
+    if board.game == "dition":
+        return DITION_DRAWING
+    return GRID_8X8 if board.method == "lines" else None
+
+
+def _line_layout(samples_per_unit: float, drawing: LineDrawing) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Board points on the drawn lines (away from their ends): points (N, 2), axis (N,)
     (0: the line x = c, 1: the line y = c), line id (N,)."""
     pts, axis, ids = [], [], []
-    lid = 0
-    for lo, hi in DITION_SQUARES:
-        n = max(8, int((hi - lo) * samples_per_unit))
+    for lid, (ax, c, lo, hi) in enumerate(drawing.lines):
+        n = max(8, int((hi - lo) * samples_per_unit * 20.0 / drawing.size))
         t = np.linspace(lo + 0.45, hi - 0.45, n)
-        for c in (lo, hi):
-            pts.append(np.stack([np.full_like(t, c), t], axis=1))
-            axis.append(np.zeros(n, int))
-            ids.append(np.full(n, lid))
-            lid += 1
-            pts.append(np.stack([t, np.full_like(t, c)], axis=1))
-            axis.append(np.ones(n, int))
-            ids.append(np.full(n, lid))
-            lid += 1
+        on = np.full_like(t, c)
+        pts.append(np.stack([on, t], axis=1) if ax == 0 else np.stack([t, on], axis=1))
+        axis.append(np.full(n, ax, int))
+        ids.append(np.full(n, lid))
     return np.concatenate(pts), np.concatenate(axis), np.concatenate(ids)
 
 
 def sample_drawn_lines(
     frame: np.ndarray, board: BoardFit, params: LensParams = LensParams()
 ) -> LineSamples:
-    """The centres of the 8 drawn Dition lines in captured pixels, found by cross profiles
-    around where `board` (and its lens, if any) predicts them. Discs on a line drop samples."""
+    """The centres of the board's drawn lines (`drawing_for`: the 8 of the Dition board, the 18 of
+    a drawn 8x8) in captured pixels, found by cross profiles around where `board` (and its lens,
+    if any) predicts them. Pieces on a line drop samples."""
 
     gray = as_gray(frame)
     intr = board_intrinsics(board)
-    pts_b, axis, ids = _line_layout(params.samples_per_unit)
+    drawing = drawing_for(board) or DITION_DRAWING
+    pts_b, axis, ids = _line_layout(params.samples_per_unit, drawing)
     n_prof = 41
-    s = np.linspace(-params.profile_halfwidth_board, params.profile_halfwidth_board, n_prof)
+    # (a profile stays short of the next parallel line)
+    half = min(params.profile_halfwidth_board, 0.45 * drawing.spacing)
+    s = np.linspace(-half, half, n_prof)
     vals, _, pp, inside = line_profiles(gray, board.H_board_to_image, pts_b, axis, s, intr)
     k, off, y1 = darkest_subpixel(vals)
     rows = np.arange(len(vals))
@@ -134,7 +143,36 @@ def sample_drawn_lines(
     i0 = np.clip(np.floor(pos).astype(int), 0, n_prof - 2)
     fr = pos - i0
     centre_px = pp[rows, i0] * (1 - fr)[:, None] + pp[rows, i0 + 1] * fr[:, None]
-    return LineSamples(centre_px[ok], ids[ok])
+    pts, ids = centre_px[ok], ids[ok]
+    keep = _on_their_lines(pts, ids)
+    return LineSamples(pts[keep], ids[keep])
+
+
+def _on_their_lines(pts: np.ndarray, ids: np.ndarray, tol_px: float = 2.0) -> np.ndarray:
+    """Which points lie on the straight line of their group: a piece's edge that passed for a
+    drawn line lands far off it (pieces stand across a drawn 8x8's lines), while a lens bows a
+    line by a few px over its length. Per group the line through two of its points that most
+    points lie within `tol_px` of (the centres' own precision, and the bow over a short stretch),
+    then the points within 4 robust sigmas (at least `tol_px`) of the least-squares line
+    through those."""
+    keep = np.zeros(len(pts), bool)
+    for j in np.unique(ids):
+        idx = np.flatnonzero(ids == j)
+        q = pts[idx]
+        if len(q) < 3:
+            keep[idx] = True
+            continue
+        a, b = np.triu_indices(len(q), 1)
+        d = q[b] - q[a]
+        n = np.stack([-d[:, 1], d[:, 0]], 1) / np.maximum(np.linalg.norm(d, axis=1), 1e-9)[:, None]
+        dist = np.abs(((q[None, :, :] - q[a][:, None, :]) * n[:, None, :]).sum(axis=2))  # (pairs, pts)
+        best = dist[int(np.argmax((dist <= tol_px).sum(axis=1)))] <= tol_px
+        m = q[best].mean(axis=0)
+        normal = np.linalg.svd(q[best] - m, full_matrices=False)[2][1]
+        off = np.abs((q - m) @ normal)
+        mad = 1.4826 * float(np.median(off[best]))
+        keep[idx] = off <= max(4.0 * mad, tol_px)
+    return keep
 
 
 def _undistort_normalised(
@@ -187,11 +225,12 @@ def estimate_intrinsics_from_board(
     *,
     focal_px: float | None = None,
 ) -> Intrinsics | None:
-    """A radial lens model (k1[, k2]) from the straightness of the drawn Dition lines, with the
-    distortion centre at the image centre; None when the lines do not allow a reliable estimate."""
+    """A radial lens model (k1[, k2]) from the straightness of the board's drawn lines (the Dition
+    board's squares, a drawn 8x8's grid), with the distortion centre at the image centre; None
+    when the lines do not allow a reliable estimate or the board has none."""
     gray = as_gray(frame)
     h, w = gray.shape
-    if board.game != "dition":
+    if drawing_for(board) is None:
         return None
     samples = sample_drawn_lines(gray, board, params)
     f = float(focal_px) if focal_px is not None else estimate_focal_px(board, (w, h), params.default_hfov_deg)

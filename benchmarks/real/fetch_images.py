@@ -35,9 +35,11 @@ class FetchError(RuntimeError):
     """An image could not be had, or was not the file the labels were made on."""
 
 
-def label_sets() -> list[dict]:
-    """Every label file in this folder, parsed."""
-    return [json.loads(p.read_text()) for p in sorted(HERE.glob("*.json"))]
+def label_sets(game: str | None = None) -> list[dict]:
+    """Every label file in this folder, parsed; with `game`, only that game's ("game" in the file,
+    "dition" when absent: the disc sets)."""
+    sets = [json.loads(p.read_text()) for p in sorted(HERE.glob("*.json"))]
+    return [s for s in sets if game is None or s.get("game", "dition") == game]
 
 
 def image_path(label_set: dict, image: dict) -> Path:

@@ -11,7 +11,9 @@ the border's labels and the corner marks on top. Board frame as for the kit: the
 dark: "light square on the right"), or the other way with ``a1_dark=False``.
 
 ``CHESSBOARDS`` holds the named presets; ``ChessBoard.random(rng)`` draws one with random colours,
-border and corner marks. Spare pieces on the cut corners are not painted: the renderer places them
+border and corner marks. A *drawn* 8x8 (``drawn=True``, presets ``DRAWN_BOARDS``,
+``ChessBoard.random_drawn``) has no alternating squares: the 9 + 9 lines of its grid, ``line_width``
+squares wide, drawn in ``dark_bgr`` on paper, card or felt of ``light_bgr``. Spare pieces on the cut corners are not painted: the renderer places them
 (`hardware.sim.men.spare_pieces`).
 """
 
@@ -55,7 +57,9 @@ def cut_grid_cells() -> tuple[tuple[int, int], ...]:
 class ChessBoard:
     """A chessboard on the table. Colours BGR; lengths in board units (one square = 1).
 
-    `border`: width of the frame around the 8x8 (0: the squares end at the table);
+    `border`: width of the frame around the 8x8 (0: the squares end at the table); `drawn`: the
+    8x8 is a grid of lines (`line_width` squares wide, centred on the squares' edges, in
+    `dark_bgr`) on one colour (`light_bgr`), not a checker;
     `edge_line`: a thin dark (or, on wood, light) line just outside the squares; `labels`: a-h /
     1-8 printed on the border; `corners`: how the cut corners are blocked; `corner_bgr`: the
     tape's or paper's colour; `seed`: the board's own grain and the marks' placement."""
@@ -71,6 +75,8 @@ class ChessBoard:
     corners: CornerMarks = "tape"
     corner_bgr: BGR = TAPE_BGR[0]
     a1_dark: bool = True
+    drawn: bool = False
+    line_width: float = 0.04
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -78,6 +84,8 @@ class ChessBoard:
             raise ValueError(f"ChessBoard.material must be one of {MATERIALS}, got {self.material!r}")
         if self.corners not in CORNER_MARKS:
             raise ValueError(f"ChessBoard.corners must be one of {CORNER_MARKS}, got {self.corners!r}")
+        if not 0.005 <= self.line_width <= 0.2:
+            raise ValueError(f"ChessBoard.line_width must be in [0.005, 0.2] squares, got {self.line_width}")
         if not 0.0 <= self.border <= 2.0:
             raise ValueError(f"ChessBoard.border must be in [0, 2] squares, got {self.border}")
         for name in ("light_bgr", "dark_bgr", "border_bgr", "corner_bgr"):
@@ -112,8 +120,21 @@ class ChessBoard:
     @classmethod
     def random(cls, rng: np.random.Generator, **changes: Any) -> ChessBoard:
         """A preset with random border, corner marks, colour shade and grain."""
-        names = sorted(CHESSBOARDS)
-        base = CHESSBOARDS[names[int(rng.integers(len(names)))]]
+        return cls._varied(CHESSBOARDS, rng, changes)
+
+    @classmethod
+    def random_drawn(cls, rng: np.random.Generator, **changes: Any) -> ChessBoard:
+        """A drawn 8x8 (`DRAWN_BOARDS`) with random line width, margin, corner marks, shade; no
+        frame line round the grid (a second line a tenth of a square outside the grid's edge is a
+        different drawing, which the line finder does not tell from the grid's own)."""
+        return cls._varied(DRAWN_BOARDS, rng, {"line_width": float(rng.uniform(0.025, 0.07)), "edge_line": False,
+                                               **changes})
+
+    @classmethod
+    def _varied(cls, presets: dict[str, ChessBoard], rng: np.random.Generator,
+                changes: dict[str, Any]) -> ChessBoard:
+        names = sorted(presets)
+        base = presets[names[int(rng.integers(len(names)))]]
         shade = rng.uniform(0.9, 1.08, size=3)
 
         def tint(bgr: BGR) -> BGR:
@@ -125,10 +146,11 @@ class ChessBoard:
             if corners == "paper"
             else TAPE_BGR[int(rng.integers(len(TAPE_BGR)))]
         )
-        has_border = rng.random() < 0.75
+        has_border = rng.random() < 0.75 or base.drawn  # a drawn grid has its sheet around it
         out = base.replace(
             light_bgr=tint(base.light_bgr),
             dark_bgr=tint(base.dark_bgr),
+            border_bgr=tint(base.light_bgr) if base.drawn else base.border_bgr,
             border=float(rng.uniform(0.3, 1.0)) if has_border else 0.0,
             labels=bool(has_border and rng.random() < 0.6),
             edge_line=bool(rng.random() < 0.5),
@@ -157,6 +179,22 @@ CHESSBOARDS: dict[str, ChessBoard] = {
     "checkers": ChessBoard(
         name="checkers", material="print", light_bgr=(46, 50, 178), dark_bgr=(34, 32, 34),
         border=0.4, border_bgr=(40, 38, 40), labels=False,
+    ),
+}
+
+#: drawn 8x8 grids (the squares one colour, the lines `dark_bgr`; the sheet round it the same)
+DRAWN_BOARDS: dict[str, ChessBoard] = {
+    "drawn-paper": ChessBoard(
+        name="drawn-paper", material="print", drawn=True, light_bgr=(228, 232, 234), dark_bgr=(52, 46, 44),
+        border=0.8, border_bgr=(228, 232, 234), edge_line=False, labels=False,
+    ),
+    "drawn-card": ChessBoard(
+        name="drawn-card", material="print", drawn=True, light_bgr=(150, 186, 206), dark_bgr=(40, 52, 70),
+        border=0.8, border_bgr=(150, 186, 206), edge_line=False, labels=False,
+    ),
+    "drawn-felt": ChessBoard(
+        name="drawn-felt", material="vinyl", drawn=True, light_bgr=(70, 120, 46), dark_bgr=(214, 226, 226),
+        border=0.8, border_bgr=(70, 120, 46), edge_line=False, labels=False,
     ),
 }
 
@@ -258,6 +296,8 @@ def chessboard_texture(board: ChessBoard, ppu: float, textured: bool) -> Texture
     odd_sum = np.outer(ey, ox) + np.outer(oy, ex)  # col + row odd
     even_sum = np.outer(ey, ex) + np.outer(oy, ox)
     dark_cov, light_cov = (odd_sum, even_sum) if board.a1_dark else (even_sum, odd_sum)
+    if board.drawn:  # one colour under the grid's lines (painted below)
+        dark_cov, light_cov = np.zeros_like(dark_cov), dark_cov + light_cov
     inside = dark_cov + light_cov
     img = np.empty((h, w, 3), np.float32)
     img[:] = board.border_bgr
@@ -278,6 +318,8 @@ def chessboard_texture(board: ChessBoard, ppu: float, textured: bool) -> Texture
         line = _rect_mask((h, w), (x0, y0), ppu, polys)
         ink = (200, 214, 222) if board.material == "wood" else (40, 40, 42)
         img += (np.asarray(ink, np.float32) - img) * line[..., None]
+    if board.drawn:
+        img += (np.asarray(board.dark_bgr, np.float32) - img) * _grid_lines((h, w), (x0, y0), ppu, board)[..., None]
     if board.labels and board.border >= 0.3:
         img = _labels(img, board, ppu)
     polys = corner_mark_polygons(board)
@@ -289,6 +331,21 @@ def chessboard_texture(board: ChessBoard, ppu: float, textured: bool) -> Texture
         opacity = 0.93 if board.corners == "tape" else 1.0
         img += (colour - img) * (opacity * mark)[..., None]
     return Texture(np.clip(img + 0.5, 0, 255).astype(np.uint8), (x0, y0), ppu)
+
+
+def _grid_lines(shape: tuple[int, int], origin: tuple[float, float], ppu: float, board: ChessBoard) -> np.ndarray:
+    """Coverage (0..1) of the drawn grid's 9 + 9 lines, each a little uneven in width and off its
+    place (a hand with a ruler and a pen)."""
+    rng = np.random.default_rng(board.seed + 2)
+    half, polys = board.line_width / 2, []
+    for k in range(9):
+        w = half * rng.uniform(0.85, 1.15)
+        d = rng.normal(0.0, 0.01, 2)
+        polys.append(np.array([[k + d[0] - w, -half], [k + d[0] + w, -half],
+                               [k + d[1] + w, 8 + half], [k + d[1] - w, 8 + half]]))
+        polys.append(np.array([[-half, k + d[0] - w], [8 + half, k + d[1] - w],
+                               [8 + half, k + d[1] + w], [-half, k + d[0] + w]]))
+    return _rect_mask(shape, origin, ppu, polys)
 
 
 def _material(board: ChessBoard, rng: np.random.Generator, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:

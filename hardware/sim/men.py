@@ -274,9 +274,10 @@ def spare_pieces(board: ChessBoard, men: Men, colours: dict[str, BGR], thickness
     return groups
 
 
-def random_chess_table(rng: np.random.Generator) -> tuple[ChessBoard, Men, dict[str, BGR]]:
-    """A chessboard, a set of men and their 2-4 colours, as `ChessBoard.random`, `Men.random`
-    and `random_men_colours` draw them (for tests, the benchmark and demos)."""
-    board = ChessBoard.random(rng)
+def random_chess_table(rng: np.random.Generator, drawn: bool = False) -> tuple[ChessBoard, Men, dict[str, BGR]]:
+    """A chessboard (`drawn`: an 8x8 drawn as lines, `ChessBoard.random_drawn`), a set of men and
+    their 2-4 colours, as `ChessBoard.random`, `Men.random` and `random_men_colours` draw them
+    (for tests, the benchmark and demos)."""
+    board = ChessBoard.random_drawn(rng) if drawn else ChessBoard.random(rng)
     men = Men.random(rng)
     return board, men, random_men_colours(rng, int(rng.integers(2, 5)), board)
