@@ -593,6 +593,14 @@ def _gather(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return arr.ravel()[base.reshape(shape) + idx]
 
 
+def _take_windows(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """arr (C, J, S, ...), idx (C, J, W) ints in 0..S-1 -> arr[c, j, idx[c, j, w]] (C, J, W, ...):
+    one flat gather (np.take_along_axis is two to three times slower on these)."""
+    c, j, s = arr.shape[:3]
+    row = (np.arange(c)[:, None] * j + np.arange(j)[None, :]) * s
+    return arr.reshape((c * j * s,) + arr.shape[3:])[row[..., None] + idx]
+
+
 def _coarse_fit(
     edge: np.ndarray,
     s_edge0: np.ndarray,
@@ -744,7 +752,7 @@ def _darkening_crossings(
         d_sub, i_sub = dark[sub], i1[sub]
         win = np.clip(i_sub[..., None] - np.arange(b_i, a_i + 1), 0, n_d - 1)
         ok = over[sub].any(axis=2) & (i_sub - a_i >= 0)
-        level = 1.0 - np.take_along_axis(d_sub, win, 2).mean(axis=-1)  # (c, J), 1 = the top's
+        level = 1.0 - _take_windows(d_sub, win).mean(axis=-1)  # (c, J), 1 = the top's
         level = np.where(ok, np.clip(level, 1.0 - local_ref[2], 1.0 + local_ref[2]), 1.0)
         d_sub = 1.0 - (1.0 - d_sub) / level[..., None]
         dark[sub] = d_sub
@@ -757,7 +765,7 @@ def _darkening_crossings(
     frac = np.clip((fraction - d0) / np.maximum(d1 - d0, 1e-6), 0.0, 1.0)
     pos = s_lo + step * (i1c - 1 + frac + 1)  # +1: the smoothed profile starts one sample in
     win = np.clip(i1c[..., None] + np.arange(0, max(1, round(reach_px / step)) + 1), 0, n_d - 1)
-    depth = np.take_along_axis(dark, win, 2).max(axis=-1)
+    depth = _take_windows(dark, win).max(axis=-1)
     return np.where(found, pos, np.inf), np.where(found, depth, np.nan)
 
 
@@ -792,8 +800,7 @@ def _flank_fraction(
     i0 = np.rint(np.where(ok, idx, 0)).astype(np.int64)
     reach = max(1, round(reach_px / step))
     win = np.clip(i0[..., None] + np.arange(-reach, reach + 1), 0, n_s - 1)  # (C, J, W)
-    row = (np.arange(n_c)[:, None] * prof.shape[1] + np.arange(prof.shape[1])[None, :]) * n_s
-    samp = prof.reshape(-1, 3)[row[..., None] + win]  # (C, J, W, 3): prof[c, j, win[c, j, w]]
+    samp = _take_windows(prof, win)  # (C, J, W, 3)
     bright = (samp.reshape(n_c, -1, 3) @ top[:, :, None]).reshape(samp.shape[:3])
     rim = np.take_along_axis(samp, np.argmin(bright, axis=2)[..., None, None], axis=2)[:, :, 0]
     out = samp[:, :, -1]
