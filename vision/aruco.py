@@ -2,11 +2,20 @@
 
 `find_board_aruco(frame, game, intrinsics) -> BoardFit` (method "aruco"; at least 2 of the 4
 markers must be seen); `detect_aruco_markers(frame, game)` lists the markers found.
+
+The markers are searched for on the frame halved while it stays at least 800 px wide (a kit
+marker on a board spanning half the frame is then still ~30 px, 5 px per bit, where OpenCV reads
+4), their corners then refined on the full frame (`cv2.cornerSubPix`): a quarter of the pixels
+to threshold and trace, 25-35 -> 6-14 ms on a 1640x1232 frame, and the corners closer (board
+corner error on the simulated table median 0.05 px, max 0.09, against 0.06 and 0.12 found on the
+full frame). A frame where that misses any of the layout's markers is searched again at full
+size (markers too small for the halved frame).
 """
 
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -14,33 +23,75 @@ from vision.camera import Intrinsics
 from vision.errors import BoardNotFoundError
 from vision.geometry import BoardFit, apply_homography, as_gray, fit_from_homography
 from vision.markers import QUIET_ZONE_FRACTION, layout_for
+from vision.resize import halve_to
 
 
 def detect_aruco_markers(frame: np.ndarray, game: str | None = None) -> dict[int, np.ndarray]:
     """All DICT_4X4_50 markers in the frame: id -> (4, 2) float64 captured-pixel corners in the
     marker's own order (top-left, top-right, bottom-right, bottom-left). With `game`, only the
     ids of that game's layout are kept."""
-
     gray = as_gray(frame)
-    detector = _aruco_detector()
+    wanted = set(layout_for(game).ids) if game is not None else None
+    small, factor = halve_to(gray, 2 * _MIN_SEARCH_WIDTH_PX - 1)
+    found: dict[int, np.ndarray] = {}
+    if factor > 1:
+        found = _detect(_aruco_detector(halved=True), small, wanted)
+        for corners in found.values():
+            _refine_corners(gray, corners, factor)
+    if factor == 1 or len(found) < (len(wanted) if wanted is not None else 1):
+        found = _detect(_aruco_detector(), gray, wanted)
+    return found
+
+
+#: the width the marker search halves the frame down to at least, px
+_MIN_SEARCH_WIDTH_PX = 800
+
+
+def _detect(detector: Any, gray: np.ndarray, wanted: set[int] | None) -> dict[int, np.ndarray]:
+    """The markers `detector` finds in `gray`: id -> (4, 2) float64 corners (only `wanted`)."""
     corners, ids, _ = detector.detectMarkers(gray)
     found: dict[int, np.ndarray] = {}
     if ids is None:
         return found
-    wanted = set(layout_for(game).ids) if game is not None else None
     for c, i in zip(corners, ids.ravel()):
         if wanted is None or int(i) in wanted:
             found[int(i)] = np.asarray(c, dtype=np.float64).reshape(4, 2)
     return found
 
 
-@functools.lru_cache(maxsize=1)
-def _aruco_detector() -> object:
+def _refine_corners(gray: np.ndarray, corners: np.ndarray, factor: int) -> None:
+    """Corners (4, 2) found (to subpixel) on `gray` shrunk `factor` times, in place: scaled to
+    `gray` (pixel centres) and refined there with `cv2.cornerSubPix`. Its window's half side is
+    one bit of the marker (its narrowest, px): around a marker's outer corner that much shows
+    only the corner of its black border and the white quiet zone (1.5 bits wide), none of the
+    code inside; the shrunk frame's corner is within a few tenths of a pixel already."""
+    import cv2
+
+    corners[:] = (corners + 0.5) * factor - 0.5
+    detector = _aruco_detector()
+    params = detector.getDetectorParameters()
+    bits = detector.getDictionary().markerSize + 2 * params.markerBorderBits
+    side_px = float(np.linalg.norm(corners - np.roll(corners, 1, axis=0), axis=1).min())
+    half = max(2, int(side_px / bits))
+    pts = corners.astype(np.float32).reshape(-1, 1, 2)
+    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER,
+                params.cornerRefinementMaxIterations, params.cornerRefinementMinAccuracy)
+    cv2.cornerSubPix(gray, pts, (half, half), (-1, -1), criteria)
+    corners[:] = pts.reshape(4, 2)
+
+
+@functools.lru_cache(maxsize=2)
+def _aruco_detector(halved: bool = False) -> Any:
+    """The DICT_4X4_50 detector, corners refined to subpixel. For the halved frame, its adaptive
+    thresholds skip the 3 px window: that is under a bit of any marker the halved frame can read
+    (4 px or more), so it only traces noise and edges (7.4 -> 5.5 ms, the same markers found)."""
     import cv2
 
     dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
     params = cv2.aruco.DetectorParameters()
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    if halved:
+        params.adaptiveThreshWinSizeMin = params.adaptiveThreshWinSizeMin + params.adaptiveThreshWinSizeStep
     return cv2.aruco.ArucoDetector(dictionary, params)
 
 

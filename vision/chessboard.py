@@ -80,10 +80,11 @@ def find_chessboard(
     gray = as_gray(frame)
     h, w = gray.shape
     scale = min(1.0, p.search_width_px / w)
-    small = cv2.resize(gray, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA) \
-        if scale < 1 else gray
-    if frame.ndim == 3:
-        small = _contrast_image(frame, small.shape[::-1])
+    size = (round(w * scale), round(h * scale)) if scale < 1 else (w, h)
+    if frame.ndim == 3:  # (the grey frame shrunk would be thrown away: 5 ms on 1640x1232)
+        small = _contrast_image(frame, size)
+    else:
+        small = cv2.resize(gray, size, interpolation=cv2.INTER_AREA) if scale < 1 else gray
     square_px = p.min_square_fraction * min(small.shape)
     pts, polarity, strength = _saddles(small, square_px, p)
     if len(pts) < p.min_corners:
