@@ -1001,8 +1001,10 @@ def _sample_profiles(
     tv = base[:, 1:] + off[None, :, 1]
     x_nodes = cv2.remap(mx, tu, tv, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     y_nodes = cv2.remap(my, tu, tv, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    x = (x_nodes.reshape(-1, len(nodes)) @ weights).reshape(n, -1)
-    y = (y_nodes.reshape(-1, len(nodes)) @ weights).reshape(n, -1)
+    # (einsum, not `@`: a product this small is faster on one core than on BLAS's threads, which
+    # on a busy machine wait for a core: 8 ms of CPU and 30 ms of wall time instead of 0.3 ms)
+    x = np.einsum("ik,kj->ij", x_nodes.reshape(-1, len(nodes)), weights).reshape(n, -1)
+    y = np.einsum("ik,kj->ij", y_nodes.reshape(-1, len(nodes)), weights).reshape(n, -1)
     # fixed-point maps (1/32 px) are cheaper to remap a colour frame with than float maps
     m1, m2 = cv2.convertMaps(x, y, cv2.CV_16SC2)
     vals = cv2.remap(frame, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -1116,7 +1118,7 @@ def _fit_circles(
     npar = np.where(fixed, 2, 3)
     s_res = np.sqrt(np.sum(np.where(sel, res**2, 0.0), axis=1) / np.maximum(cnt - npar, 1))
     # coverage of directions: a centre from a short arc is poorly determined
-    cover = np.hypot(sel @ u[:, 0], sel @ u[:, 1]) / np.maximum(cnt, 1)
+    cover = np.hypot(*np.einsum("nr,rk->kn", sel.astype(np.float64), u)) / np.maximum(cnt, 1)
     sig = s_res.astype(np.float64) * np.sqrt(2.0 / np.maximum(cnt, 1)) / np.maximum(1 - cover, 0.2)
     rr = rr.astype(np.float64)
     c = centres + np.stack([cx, cy], axis=1).astype(np.float64)
