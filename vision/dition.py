@@ -382,7 +382,7 @@ def detect_discs(
     # what every disc shows, whatever it is made of (a dot is extra evidence, never required):
     # an outline closed all around at the radius the board's scale predicts, and a face that
     # differs from the board under it; both measured against the noise this frame shows
-    noise = max(_frame_noise(rectf), params.min_noise)
+    noise = max(_frame_noise(rect), params.min_noise)
     face_bgr = rect_bgr.reshape(-1, 3)[face_idx] if rect_bgr is not None else None  # (N, 72, 3)
     face_delta, face_colour, board_colour = _face_against_board(small, rect.shape, rect_bgr, face_bgr, cands, face,
                                                                 params)
@@ -816,16 +816,28 @@ def _ring_stats(
     return face, _row_median(dot), spread
 
 
-def _frame_noise(rectf: np.ndarray) -> float | np.ndarray:
+def _frame_noise(rect: np.ndarray) -> float | np.ndarray:
     """The noise the frame shows (grey levels, robust sigma of one pixel) on the rectified
-    board: differences of horizontal neighbours on every eighth row (some fifteen thousand: their
-    median is steady to a percent; edges are rare: the median). A colour image (H, W, 3) gives
-    each channel's (3,)."""
-    rows = rectf[1::8].astype(np.float32)
-    d = np.abs(rows[:, 1:] - rows[:, :-1])
-    if d.ndim == 3:
-        return 1.4826 * np.median(d.reshape(-1, d.shape[2]), axis=0) / math.sqrt(2.0)
-    return float(1.4826 * np.median(d) / math.sqrt(2.0))
+    board (uint8): differences of horizontal neighbours on every eighth row (some fifteen
+    thousand: their median is steady to a percent; edges are rare: the median). A colour image
+    (H, W, 3) gives each channel's (3,). (The differences are whole grey levels: their median
+    is read off their histogram, exactly, at a fraction of a sort's cost.)"""
+    import cv2
+
+    rows = rect[1::8]
+    d = cv2.absdiff(rows[:, 1:], rows[:, :-1]).reshape(-1, 1 if rect.ndim == 2 else rect.shape[2])
+    med = np.array([_median_of_levels(d[:, c]) for c in range(d.shape[1])])
+    sigma = 1.4826 * med / math.sqrt(2.0)
+    return float(sigma[0]) if rect.ndim == 2 else sigma
+
+
+def _median_of_levels(values: np.ndarray) -> float:
+    """The median of uint8 values (np.median's: the mean of the two middle ones of an even
+    count), from their histogram."""
+    cum = np.cumsum(np.bincount(values, minlength=256))
+    n = int(cum[-1])
+    lo, hi = np.searchsorted(cum, [(n - 1) // 2, n // 2], side="right")
+    return 0.5 * (float(lo) + float(hi))
 
 
 def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
