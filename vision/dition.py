@@ -553,26 +553,25 @@ def _candidates(
     r = 0.5 * params.disc_diameter_board * s
     h, w = dark_img.shape
     # votes land in an accumulator padded by more than a radius (those outside the image are
-    # cropped off), so a vote's target is its pixel's flat index plus an offset
+    # cropped off): a vote's target is its pixel's flat index there plus an offset
     pad = math.ceil(r) + 2
     wp = w + 2 * pad
     thr_edge = np.float32(params.min_edge_strength)
     acc = []
     for sign, img in ((-1.0, dark_img), (1.0, bright_img)):
-        # dark disc: vote against the gradient; bright disc: along it (the filters run on the
-        # image padded as their own borders would be, and the padding does not vote)
-        img = cv2.copyMakeBorder(img, pad, pad, pad, pad, cv2.BORDER_REFLECT_101)
+        # dark disc: vote against the gradient; bright disc: along it (the filters reflect the
+        # image at its borders, BORDER_REFLECT_101, their default)
         blur = cv2.GaussianBlur(img, (0, 0), 0.6)
         gx = cv2.Sobel(blur, cv2.CV_32F, 1, 0, ksize=3, scale=0.125).ravel()
         gy = cv2.Sobel(blur, cv2.CV_32F, 0, 1, ksize=3, scale=0.125).ravel()
-        mag = cv2.magnitude(gx, gy).reshape(h + 2 * pad, wp)
-        mag[:pad] = mag[-pad:] = mag[:, :pad] = mag[:, -pad:] = 0
-        mag = mag.ravel()
+        mag = cv2.magnitude(gx, gy).ravel()
         idx = np.flatnonzero(mag > thr_edge)
         g = mag[idx]
         k = np.float32(sign * r) / g
+        y, x = np.divmod(idx, w)
         # (whole numbers of pixels, exact in float32 at these sizes)
-        target = idx + (np.rint(gy[idx] * k) * np.float32(wp) + np.rint(gx[idx] * k)).astype(np.intp)
+        target = (y + pad) * wp + (x + pad) + (np.rint(gy[idx] * k) * np.float32(wp)
+                                               + np.rint(gx[idx] * k)).astype(np.intp)
         wgt = np.minimum(g * np.float32(0.5 / params.min_edge_strength), np.float32(1.0))
         votes = np.bincount(target, weights=wgt, minlength=(h + 2 * pad) * wp).reshape(h + 2 * pad, wp)
         acc.append(votes[pad:pad + h, pad:pad + w].astype(np.float32))
