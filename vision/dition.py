@@ -925,8 +925,8 @@ def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr
         return delta, None, None
     board = board_level(_quarter(rect_bgr))
     vals = face_bgr.astype(np.float32)
-    faces = np.stack([_row_median(vals[..., c]) for c in range(3)], axis=1)
-    boards = np.stack([_plate_brightness(board[..., c], rect_shape, cands_px) for c in range(3)], axis=1)
+    faces = _row_median(vals)
+    boards = _plate_brightness(board, rect_shape, cands_px)
     delta = np.maximum(delta, np.abs(faces - boards).max(axis=1))
     return delta, faces, boards
 
@@ -969,7 +969,8 @@ def _closing(small: np.ndarray, ks: int) -> np.ndarray:
 
 
 def _row_median(a: np.ndarray) -> np.ndarray:
-    """The median of each row of a 2-D array (a full sort is faster than np.median here)."""
+    """The median along axis 1 of an (N, P) or (N, P, C) array: (N,) or (N, C) (a full sort is
+    faster than np.median here)."""
     srt = np.sort(a, axis=1)
     n = a.shape[1]
     return 0.5 * (srt[:, (n - 1) // 2] + srt[:, n // 2])
@@ -978,7 +979,7 @@ def _row_median(a: np.ndarray) -> np.ndarray:
 def _plate_brightness(bg_small: np.ndarray, rect_shape: tuple[int, ...], cands_px: np.ndarray) -> np.ndarray:
     """The local plate brightness (`bg_small`: a closing of the rectified image at a smaller
     scale) at the rectified pixel nearest each candidate, interpolated as a resize of it back to
-    `rect_shape` would."""
+    `rect_shape` would: (N,), or (N, C) for a `bg_small` of C channels."""
     import cv2
 
     h, w = rect_shape[:2]
@@ -987,8 +988,8 @@ def _plate_brightness(bg_small: np.ndarray, rect_shape: tuple[int, ...], cands_p
     yi = np.clip(np.rint(cands_px[:, 1]), 0, h - 1)
     mx = ((xi + 0.5) * (ws / w) - 0.5).astype(np.float32).reshape(1, -1)
     my = ((yi + 0.5) * (hs / h) - 0.5).astype(np.float32).reshape(1, -1)
-    return cv2.remap(bg_small.astype(np.float32), mx, my, cv2.INTER_LINEAR,
-                     borderMode=cv2.BORDER_REPLICATE).ravel()
+    out = cv2.remap(bg_small.astype(np.float32), mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return out.reshape(mx.shape[1], *bg_small.shape[2:])
 
 
 # --------------------------------------------------------------------------------------------
