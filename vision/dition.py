@@ -283,12 +283,8 @@ def detect_discs(
     dot_vote = np.clip((dotv - face) / 40.0, -1.0, 1.0)
     black_score = (params.black_ratio - ratio) / 0.12 + dot_vote
     # (in grey: whether the face is darker than the board, the sign of its outline's steps for
-    # the fits below; its colour is read in the board's brightest channel, `_face_to_plate`: a
-    # black face on saturated felt can be lighter than the felt in grey and is read as light
-    # here, its outline and dot included, but it is a black disc)
+    # the fits below; its colour is read in the board's brightest channel, below)
     is_black = black_score > 0
-    reads_black = is_black if rect_bgr is None else (
-        (params.black_ratio - _face_to_plate(rect_bgr, face_idx, ks, cands)) / 0.12 + dot_vote > 0)
     # the leniency for dots on clipped white faces needs the face clipped all around the dot,
     # with no ink showing (a drawn line through clipped paper is no disc's dot)
     clear = np.zeros(len(cands), bool)
@@ -313,12 +309,17 @@ def detect_discs(
     off_ink = _off_ink(centres0, intrinsics is not None, params)
     viable = ~from_dot | clear | (uniform & off_ink)
     if not viable.all():
-        (cands, votes, from_dot, centres0, face, dotv, spread, black_score, is_black, reads_black, clear, uniform,
+        (cands, votes, from_dot, centres0, face, dotv, spread, black_score, dot_vote, is_black, clear, uniform,
          off_ink, alt_start, face_idx) = (a[viable] for a in (cands, votes, from_dot, centres0, face, dotv, spread,
-                                                              black_score, is_black, reads_black, clear, uniform,
+                                                              black_score, dot_vote, is_black, clear, uniform,
                                                               off_ink, alt_start, face_idx))
         if len(cands) == 0:
             return []
+    # the colour, in the board's brightest channel (`_face_to_plate`): a black face on saturated
+    # felt can be lighter than the felt in grey and is read as light above, its outline and dot
+    # included, but it is a black disc
+    reads_black = is_black if rect_bgr is None else (
+        (params.black_ratio - _face_to_plate(rect_bgr, face_idx, ks, cands)) / 0.12 + dot_vote > 0)
 
     geom = camera_geometry(board, (frame.shape[1], frame.shape[0]), intrinsics, params.default_hfov_deg)
     # one sampling pass for both fits: rays from each candidate (and from each second start)
