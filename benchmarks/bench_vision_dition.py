@@ -31,14 +31,16 @@ Timing: the whole detect pipeline on one frame (given corners: detect_discs; aut
 + detect_discs), single-threaded OpenCV, against one cv2.HoughCircles pass over the same grey
 frame with the disc radius range. In the `corners` modes also the referee loop's case, the board
 known (its tables cached): the CPU time of detect_discs alone against one HoughCircles pass, each
-the least of 3 alternated runs (`known_board_cpu_ms`; CPU time, so other jobs on the machine do
-not enter it).
+the least of 3 alternated runs on the same frame in the same run (`known_board_cpu_ms`; CPU time,
+so other jobs on the machine enter it only through the caches and cores they share, and enter
+both alike), and the median over the frames of the two's ratio on each frame.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -89,6 +91,8 @@ class Score:
     hough_ms: list[float] = field(default_factory=list)
     cpu_ms: list[float] = field(default_factory=list)
     hough_cpu_ms: list[float] = field(default_factory=list)
+    #: known board: detect_discs CPU time / HoughCircles CPU time, on each frame
+    cpu_ratio: list[float] = field(default_factory=list)
 
 
 def score_frame(truth: list[SimDisc], found: list, score: Score, match_radius: float = 0.3) -> None:
@@ -184,6 +188,7 @@ def run(frames: int, seed: int, modes: tuple[str, ...], verbose: bool) -> dict[s
                 cpu, hough_cpu = known_board_cpu_ms(r.image, fit, intr, ppu)
                 sc.cpu_ms.append(cpu)
                 sc.hough_cpu_ms.append(hough_cpu)
+                sc.cpu_ratio.append(cpu / hough_cpu)
             before = (sc.missed, sc.phantoms, sc.colour_wrong)
             score_frame(discs, found, sc)
             if verbose and (sc.missed, sc.phantoms, sc.colour_wrong) != before:
@@ -233,18 +238,19 @@ def print_table(scores: dict[str, Score]) -> None:
     print()
     print("| mode | frames | perfect frames | board missed | discs | missed | phantoms | colour wrong "
           "| median err | p99 err | max err | time ms (median) | HoughCircles ms | ratio "
-          "| known board: detect CPU ms | HoughCircles CPU ms | CPU ratio |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| known board: detect CPU ms | HoughCircles CPU ms | CPU ratio | CPU ratio per frame (median) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for mode, s in scores.items():
         e = np.array(s.errors) if s.errors else np.array([np.nan])
         tm = float(np.median(s.times_ms)) if s.times_ms else float("nan")
         hm = float(np.median(s.hough_ms)) if s.hough_ms else float("nan")
         cpu = float(np.median(s.cpu_ms)) if s.cpu_ms else float("nan")
         hcpu = float(np.median(s.hough_cpu_ms)) if s.hough_cpu_ms else float("nan")
+        per_frame = float(np.median(s.cpu_ratio)) if s.cpu_ratio else float("nan")
         print(f"| {mode} | {s.frames} | {s.perfect / max(s.frames, 1):.1%} | {s.board_missed} | {s.discs} "
               f"| {s.missed} | {s.phantoms} | {s.colour_wrong} | {np.median(e):.4f} "
               f"| {np.percentile(e, 99):.4f} | {e.max():.4f} | {tm:.1f} | {hm:.1f} | {tm / hm:.2f} "
-              f"| {cpu:.1f} | {hcpu:.1f} | {cpu / hcpu:.2f} |")
+              f"| {cpu:.1f} | {hcpu:.1f} | {cpu / hcpu:.2f} | {per_frame:.2f} |")
 
 
 def main() -> None:
@@ -264,7 +270,11 @@ def main() -> None:
     if bad:
         ap.error(f"unknown modes {sorted(bad)}; choose from {', '.join(MODES)}")
     if modes:
-        print_table(run(frames, a.seed, modes, a.verbose))
+        load0 = os.getloadavg()[0]
+        scores = run(frames, a.seed, modes, a.verbose)
+        print_table(scores)
+        # (the timings depend on what else the machine runs: its load, 1-minute average)
+        print(f"\nmachine load (1-min average) at the start {load0:.1f}, at the end {os.getloadavg()[0]:.1f}")
     if a.scene:
         scene_eval(a.scene, a.seed)
 

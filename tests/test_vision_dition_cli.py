@@ -131,18 +131,28 @@ def test_detect_warns_when_the_corners_show_no_board(capsys: pytest.CaptureFixtu
     assert table["board"]["score"] < 0.35
 
 
+@pytest.mark.parametrize("as_folder", [False, True], ids=["image files", "one folder source"])
 def test_detect_fits_given_corners_once_for_many_frames(capsys: pytest.CaptureFixture[str], frame_file,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+                                                        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                        as_folder: bool) -> None:
+    import shutil
+
     import vision.board
 
     path, corners = frame_file
     spec = ",".join(f"{v:.3f}" for xy in corners for v in xy)
+    if as_folder:  # three frames of one source
+        for i in range(3):
+            shutil.copy(path, tmp_path / f"frame{i}.png")
+        images = [str(tmp_path)]
+    else:
+        images = [str(path)] * 3
     calls = []
     real = vision.board.find_board
     # (a fit without intrinsics calls itself once more, without the lens estimate)
     monkeypatch.setattr(vision.board, "find_board",
                         lambda *a, **k: calls.append(k.get("estimate_lens", True)) or real(*a, **k))
-    code, results = _run(capsys, "--corners", spec, str(path), str(path), str(path))
+    code, results = _run(capsys, "--corners", spec, *images)
     assert code == 0 and len(results) == 3
     assert calls.count(True) == 1
     assert results[0]["discs"] == results[2]["discs"]
