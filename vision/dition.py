@@ -409,10 +409,7 @@ def detect_discs(
         params)
     # (and is one surface: text, a logo, a crossing of lines vary more across the ring than
     # they differ from the board)
-    # (a face clipped at the sensor's white shows less contrast than it has: the sensor cut it
-    # off, so only the frame's noise bounds it from below; print is held to the floor)
-    min_contrast = np.where(dot_clipped, params.face_snr * noise,
-                            max(params.min_face_contrast, params.face_snr * noise))
+    min_contrast = max(params.min_face_contrast, params.face_snr * noise)
     one_surface = spread <= params.max_face_spread * np.maximum(face_delta, min_contrast)
     differs = (face_delta >= min_contrast) & one_surface
     min_step = np.full(len(cands), max(params.min_rim_step, params.outline_snr * noise))
