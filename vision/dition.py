@@ -405,8 +405,9 @@ def detect_discs(
     # differs from the board under it; both measured against the noise this frame shows
     noise = max(_frame_noise(rect), params.min_noise)
     face_bgr = rect_bgr.reshape(-1, 3)[face_idx] if rect_bgr is not None else None  # (N, 72, 3)
-    face_delta, face_colour, board_colour = _face_against_board(small, rect.shape, rect_bgr, face_bgr, cands, face,
-                                                                params)
+    face_delta, face_colour, board_colour = _face_against_board(
+        small, rect.shape, rect_bgr, face_bgr, cands, face, max(params.min_face_contrast, params.face_snr * noise),
+        params)
     # (and is one surface: text, a logo, a crossing of lines vary more across the ring than
     # they differ from the board)
     min_contrast = max(params.min_face_contrast, params.face_snr * noise)
@@ -927,29 +928,80 @@ def _neutral_face(face_bgr: np.ndarray, noise: float, params: DiscParams) -> np.
 
 def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr: np.ndarray | None,
                         face_bgr: np.ndarray | None, cands_px: np.ndarray, face: np.ndarray,
-                        params: DiscParams) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+                        min_contrast: float, params: DiscParams
+                        ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """How much each candidate's face differs from the board around it (grey levels: the largest
-    difference of a colour channel where in colour, black on green felt differs in green): the
-    board is the median over ~5 diameters (discs, even a packed cluster, cover less than half).
-    `small`: the grey rectified image of `rect_shape` at a quarter of its scale; `face_bgr`
-    (N, P, 3): the faces' samples in colour. Also the faces' and the board's colours (N, 3), BGR
-    (None for a grey frame)."""
+    difference of a colour channel where in colour, black on green felt differs in green), and
+    the faces' and the board's colours (N, 3), BGR (None for a grey frame). `small`: the grey
+    rectified image of `rect_shape` at a quarter of its scale; `face_bgr` (N, P, 3): the faces'
+    samples in colour. The board: the median over ~5 diameters (discs, even a packed cluster,
+    cover less than half); for a face lighter than that, again without the darker candidates
+    whose faces differ from it by `min_contrast` (`_board_around`: where discs crowd, the bare
+    board between black discs or the paper inside a printed ring has a board darkened by the
+    discs around it)."""
     import cv2
 
     k = round(5 * params.scale_px_per_unit / 4) | 1
+    board = _plate_brightness(cv2.medianBlur(small, k), rect_shape, cands_px)[:, None]  # (N, 1)
+    planes, faces = small[..., None], None
+    if rect_bgr is not None:
+        colour_small = _quarter(rect_bgr)  # the same 4 x 4 blocks as `small`
+        planes = np.concatenate([planes, colour_small], axis=2)
+        board = np.concatenate([board, _plate_brightness(cv2.medianBlur(colour_small, k), rect_shape, cands_px)],
+                               axis=1)
+        faces = _row_median(face_bgr.astype(np.float32))
+    all_faces = face[:, None] if faces is None else np.concatenate([face[:, None], faces], axis=1)
+    delta = np.abs(all_faces - board).max(axis=1)
+    stands_out = delta >= min_contrast
+    # (the board beside a light candidate, without the dark candidates that stand out: black
+    # discs around a patch of bare board, or beside the paper inside a printed ring, darken the
+    # median; light candidates left in keep a light square of a grid between its lines from a
+    # board of lines. A dark face, a letter or a line's ink, keeps the median of everything: the
+    # light discs it would leave out are not what brightens a board)
+    # (only ever less: a light face may be darker than the board in a colour channel, and the
+    # board without its dark discs must not make it differ more there)
+    light, dark = face >= board[:, 0], stands_out & (face < board[:, 0])
+    if light.any() and dark.any():
+        bare = _board_around(planes, rect_shape, cands_px[dark], cands_px[light], board[light], params)
+        delta[light] = np.minimum(delta[light], np.abs(all_faces[light] - bare).max(axis=1))
+    return delta, faces, (board[:, 1:] if faces is not None else None)
 
-    def board_level(small: np.ndarray) -> np.ndarray:
-        return cv2.medianBlur(small, k).reshape(small.shape[0], small.shape[1], -1)
 
-    delta = np.abs(face - _plate_brightness(board_level(small)[..., 0], rect_shape, cands_px))
-    if rect_bgr is None:
-        return delta, None, None
-    board = board_level(_quarter(rect_bgr))
-    vals = face_bgr.astype(np.float32)
-    faces = _row_median(vals)
-    boards = _plate_brightness(board, rect_shape, cands_px)
-    delta = np.maximum(delta, np.abs(faces - boards).max(axis=1))
-    return delta, faces, boards
+def _board_around(planes: np.ndarray, rect_shape: tuple[int, ...], discs_px: np.ndarray, at_px: np.ndarray,
+                  fallback: np.ndarray, params: DiscParams) -> np.ndarray:
+    """The board's level (N, C) at each of `at_px` (rectified pixels) in each plane of `planes`
+    (h, w, C; the rectified image at a lower scale): the median over a square of 5 diameters
+    (every other pixel) of what lies on the playing area and further than 0.6 diameters (a
+    disc's face, rim and side) from each of `discs_px`. Where those cover nearly all of the
+    square (under 15 % left: a packed cluster), `fallback` (N, C)."""
+    import cv2
+
+    h, w = planes.shape[:2]
+    f = w / rect_shape[1]
+    per_unit = params.scale_px_per_unit * f
+    covered = np.zeros((h, w), np.uint8)
+    r = 0.6 * params.disc_diameter_board * per_unit
+    for cx, cy in np.asarray(discs_px, np.float64).reshape(-1, 2) * f:
+        cv2.circle(covered, (round(cx * 16), round(cy * 16)), round(r * 16), 1, -1, cv2.LINE_8, 4)
+    # (nor the table beyond the board's edge: the rectified image has a margin around the
+    # playing area, and nothing there is under a disc)
+    m = round(params.margin_board * per_unit)
+    covered[:m], covered[h - m:], covered[:, :m], covered[:, w - m:] = 1, 1, 1, 1
+    half = round(2.5 * per_unit)
+    off = np.arange(-half, half + 1, 2)
+    c = np.rint(np.asarray(at_px, np.float64).reshape(-1, 2) * f).astype(np.intp)
+    xi = np.clip(c[:, :1] + off[None, :], 0, w - 1)
+    yi = np.clip(c[:, 1:] + off[None, :], 0, h - 1)
+    flat = (yi[:, :, None] * w + xi[:, None, :]).reshape(len(c), -1)  # (N, k * k)
+    free = covered.reshape(-1)[flat] == 0
+    n_free = free.sum(axis=1)
+    vals = np.where(free[..., None], planes.reshape(-1, planes.shape[2])[flat].astype(np.float32), np.inf)
+    srt = np.sort(vals, axis=1)  # the covered ones last
+    rows = np.arange(len(c))[:, None]
+    lo, hi = np.maximum(n_free - 1, 0) // 2, n_free // 2
+    med = 0.5 * (srt[rows, lo[:, None], np.arange(planes.shape[2])[None, :]]
+                 + srt[rows, np.minimum(hi, srt.shape[1] - 1)[:, None], np.arange(planes.shape[2])[None, :]])
+    return np.where((n_free >= 0.15 * flat.shape[1])[:, None], med, fallback)
 
 
 def _face_to_plate(rect_bgr: np.ndarray, face_idx: np.ndarray, ks: int, cands_px: np.ndarray) -> np.ndarray:
