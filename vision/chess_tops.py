@@ -355,12 +355,11 @@ _CLIPPED = 250.0
 def _without_glare(bgr: np.ndarray, clipped: np.ndarray, colours: np.ndarray, cap: np.ndarray) -> np.ndarray:
     """(n, L, 3): each cell's colour with, per piece colour, the white glare taken off that it
     can hold: the excess over that colour in its least-excess channel (glare adds to all three
-    alike; a `clipped` channel's excess is only a lower bound, so it bounds nothing while another
-    channel is not clipped), at most `cap` (n,)."""
-    excess = bgr[:, None, :] - colours[None]
-    free = excess.min(axis=2)
-    bound = np.where(clipped[:, None, :], np.inf, excess).min(axis=2)
-    excess = np.where(np.isfinite(bound), bound, free)
+    alike; a `clipped` channel's excess is only a lower bound, so it bounds nothing; a top clipped
+    in all three is taken as it is: glare that bright would explain any colour), at most `cap`
+    (n,)."""
+    excess = np.where(clipped[:, None, :], np.inf, bgr[:, None, :] - colours[None]).min(axis=2)
+    excess = np.where(np.isfinite(excess), excess, 0.0)  # all clipped: nothing bounds it, none taken
     g = np.clip(excess, 0.0, cap[:, None])
     return np.maximum(bgr[:, None, :] - g[..., None], 1.0)
 
