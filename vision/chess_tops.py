@@ -56,6 +56,11 @@ class ChessTopsParams:
     disc_radius: float = 0.2
     #: radii (squares from the centre) searched for a man's rim: its radius with its jitter
     outline_radii: tuple[float, float] = (0.27, 0.5)
+    #: a ring point this near (squares) a cut square or the board's outer edge says nothing of a
+    #: rim: the marks' edges are not the square's, and the fit there is extrapolated (its corner
+    #: error along the outer edge is a few px, some 0.05 of a square; 0.1 lost as many tops as it
+    #: saved bare squares on `bench_vision_chess.py` seed 3)
+    edge_margin: float = 0.05
     #: the tallest stack whose top is looked for
     max_height: int = 5
     #: the outline's closure (`_closure`: multiples of the square's own noise and grain) above
@@ -158,6 +163,21 @@ def _bare_step(pts_board: np.ndarray, dirs: np.ndarray, grid: np.ndarray, sigma:
     return out
 
 
+_PLAYABLE = np.zeros((10, 10), bool)  # squares -1..8 by (col, row) as indices 0..9
+for _x, _y in _CENTRES:
+    _PLAYABLE[int(_x) + 1, int(_y) + 1] = True
+
+
+def _off_playable(pts_board: np.ndarray, margin: float) -> np.ndarray:
+    """(...,) whether points (..., 2) on the board lie within `margin` of a square that is not
+    one of the 52 (a cut square, the border, the table)."""
+    out = np.zeros(pts_board.shape[:-1], bool)
+    for dx, dy in ((0.0, 0.0), (margin, 0.0), (-margin, 0.0), (0.0, margin), (0.0, -margin)):
+        ij = np.clip(np.floor(pts_board + [dx, dy]).astype(int) + 1, 0, 9)
+        out |= ~_PLAYABLE[ij[..., 0], ij[..., 1]]
+    return out
+
+
 def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: Any, thickness: float,
              square_grey: np.ndarray, p: ChessTopsParams) -> tuple[np.ndarray, np.ndarray]:
     """Per cell, how closed an outline around its centre is, in units of its square's own grain
@@ -228,6 +248,9 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     # where the bare board's edge steps more than the noise, the model of it (blur, the fit's
     # error) is not good enough to take it off: those points say nothing
     step = np.where(np.abs(bare) > noise[None, :, None, None], np.nan, step.reshape(bare.shape) - bare)
+    # nor do points beside a cut square or the board's outer edge: the tape's, paper's or spare
+    # men's edges are not the square's, and there the fit is extrapolated from the inner corners
+    step = np.where(_off_playable(ring_b, p.edge_margin), np.nan, step)
     # the signed step averaged over each eighth of the ring at each radius (a rim is coherent
     # along it, noise is not), the strongest radius per eighth
     step = step.reshape(len(heights), n, len(radii), n_sectors, n_ang // n_sectors)
