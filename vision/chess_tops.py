@@ -403,13 +403,15 @@ def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.nda
     # the square's colour, 0 half-way, below 0 nearer the piece colour
     bare = (d_base - d_empty) / np.maximum(sep, 1e-6)
     by_colour = np.where(sep >= p.colour_tells, bare < 0.0, closure >= p.outline_alone)
-    piece = (by_colour & (closure > p.outline_none)) | (closure >= p.outline_sure)
+    piece = (by_colour & ((closure > p.outline_none) | (bare <= -p.bare_sure))) | (closure >= p.outline_sure)
     # a closed outline where colour says "bare" only faintly (a black top with its rim and a
     # glint, on a dark square) is a piece too
     piece |= (closure >= p.outline_alone) & (bare < p.bare_sure)
-    # where colour can tell and surely says "bare", no outline makes a piece: a neighbour's
-    # leaning side, a corner mark's edge off the square's or a shadow's closes a ring as well
-    piece &= ~((sep >= p.colour_tells) & (bare >= p.bare_sure))
+    # where colour can tell and surely says "bare" (the centre is its square's colour, as near
+    # as a bare centre comes, and far from the piece colours), no outline makes a piece: a
+    # neighbour's leaning side, a corner mark's edge off the square's or a shadow's closes a ring
+    # as well
+    piece &= ~((sep >= p.colour_tells) & (bare >= p.bare_sure) & (d_empty < p.colour_tells))
     nearest = np.argmin(d_top, axis=1)
     glare = (top - clean[np.arange(len(top)), nearest]).mean(axis=1)
     return d_base, d_top, piece, glare
