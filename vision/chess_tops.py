@@ -8,8 +8,10 @@ The squares are two colours, the pieces any 2-4 (black on a dark square, cream o
 so neither "saturated means a piece" nor one board colour works. Per cell:
 
 - the square's own colour where no piece reaches: four samples 0.42 squares off the centre along
-  the diagonals (a man is 0.8 across: its edge stays 0.14 away); its median, against the median
-  of all squares of its colour, is the local light level (lamp gradient, vignette, hot spot);
+  the diagonals (a man is 0.8 across: its edge stays 0.14 away); the local light level (lamp
+  gradient, vignette, hot spot: smooth and grey) is the median brightness of the samples of the
+  cell and its 8 neighbours against their squares' colours (`_light_field`: a tall neighbour
+  leaning over a cell's own corners is a minority there);
 - the outline (`_closure`): a top 1..5 pieces high is a closed ring at a man's radius around
   where the camera from the board (`vision.geometry.camera_geometry`) puts it; the radial
   grey-level steps on that ring, less the bare board's own square edges (blurred as much as the
@@ -19,10 +21,13 @@ so neither "saturated means a piece" nor one board colour works. Per cell:
   rings or a printed ring are a minority of it); the centre's colour at the board;
 - colours are compared as logarithms of BGR divided by the local light level (a shadow or a
   brighter corner scales all three channels alike), with the white that glossy tops show near
-  the lamp's reflection taken off (`_glare_field`). Where the nearest piece colour is far from
+  the lamp's reflection taken off (`_glare_field`; a channel clipped at 255 bounds no glare and
+  teaches no colour). Where the nearest piece colour is far from
   the square's, colour tells a piece from the bare square; where it is not (black on a dark
   square), the outline does; a clearly closed outline is a piece, none is no piece
-  (`ChessTopsParams`). The confidence is the margin between the best two explanations.
+  (`ChessTopsParams`); a centre surely of its square's colour and far from every piece colour
+  is no piece whatever outline closes, one surely of a piece colour is a piece without one. The
+  confidence is the margin between the best two explanations.
 """
 
 from __future__ import annotations
@@ -76,8 +81,11 @@ class ChessTopsParams:
     #: (95 %) of its colour after the light-level correction
     colour_tells: float = 0.25
     #: colour says "bare square" surely when the centre is nearer its square's colour than the
-    #: nearest piece colour by this share of the two colours' distance; below it, a closed
-    #: outline (`outline_alone`) is a piece all the same (a black top with its rim and a glint)
+    #: nearest piece colour by this share of the two colours' distance (and then, near its
+    #: square's and far from every piece colour, no outline makes a piece); below it, a closed
+    #: outline (`outline_alone`) is a piece all the same (a black top with its rim and a glint);
+    #: "a piece" as surely (nearer the piece colour by this share) needs no outline (a chip's
+    #: striped rim cancels its ring's mean step)
     bare_sure: float = 0.5
 
 
@@ -407,11 +415,12 @@ def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.nda
     # a closed outline where colour says "bare" only faintly (a black top with its rim and a
     # glint, on a dark square) is a piece too
     piece |= (closure >= p.outline_alone) & (bare < p.bare_sure)
-    # where colour can tell and surely says "bare" (the centre is its square's colour, as near
-    # as a bare centre comes, and far from the piece colours), no outline makes a piece: a
-    # neighbour's leaning side, a corner mark's edge off the square's or a shadow's closes a ring
-    # as well
-    piece &= ~((sep >= p.colour_tells) & (bare >= p.bare_sure) & (d_empty < p.colour_tells))
+    # where colour surely says "bare" (the centre is its square's colour, as near as a bare
+    # centre comes, and further from every piece colour than a learnt colour is off on glossy
+    # tops under a lamp: up to 0.54 in the glare test's black counters), no outline makes a
+    # piece: a neighbour's leaning side, a corner mark's edge off the square's or a shadow's
+    # closes a ring as well
+    piece &= ~((bare >= p.bare_sure) & (d_empty < p.colour_tells) & (d_base >= 2.5 * p.colour_tells))
     nearest = np.argmin(d_top, axis=1)
     glare = (top - clean[np.arange(len(top)), nearest]).mean(axis=1)
     return d_base, d_top, piece, glare
