@@ -8,8 +8,10 @@ The squares are two colours, the pieces any 2-4 (black on a dark square, cream o
 so neither "saturated means a piece" nor one board colour works. Per cell:
 
 - the square's own colour where no piece reaches: four samples 0.42 squares off the centre along
-  the diagonals (a man is 0.8 across: its edge stays 0.14 away); its median, against the median
-  of all squares of its colour, is the local light level (lamp gradient, vignette, hot spot);
+  the diagonals (a man is 0.8 across: its edge stays 0.14 away); the local light level (lamp
+  gradient, vignette, hot spot: smooth and grey) is the median brightness of the samples of the
+  cell and its 8 neighbours against their squares' colours (`_light_field`: a tall neighbour
+  leaning over a cell's own corners is a minority there);
 - the outline (`_closure`): a top 1..5 pieces high is a closed ring at a man's radius around
   where the camera from the board (`vision.geometry.camera_geometry`) puts it; the radial
   grey-level steps on that ring, less the bare board's own square edges (blurred as much as the
@@ -19,10 +21,13 @@ so neither "saturated means a piece" nor one board colour works. Per cell:
   rings or a printed ring are a minority of it); the centre's colour at the board;
 - colours are compared as logarithms of BGR divided by the local light level (a shadow or a
   brighter corner scales all three channels alike), with the white that glossy tops show near
-  the lamp's reflection taken off (`_glare_field`). Where the nearest piece colour is far from
+  the lamp's reflection taken off (`_glare_field`; a channel clipped at 255 bounds no glare and
+  teaches no colour). Where the nearest piece colour is far from
   the square's, colour tells a piece from the bare square; where it is not (black on a dark
   square), the outline does; a clearly closed outline is a piece, none is no piece
-  (`ChessTopsParams`). The confidence is the margin between the best two explanations.
+  (`ChessTopsParams`); a centre surely of its square's colour and far from every piece colour
+  is no piece whatever outline closes, one surely of a piece colour is a piece without one. The
+  confidence is the margin between the best two explanations.
 """
 
 from __future__ import annotations
@@ -56,6 +61,11 @@ class ChessTopsParams:
     disc_radius: float = 0.2
     #: radii (squares from the centre) searched for a man's rim: its radius with its jitter
     outline_radii: tuple[float, float] = (0.27, 0.5)
+    #: a ring point this near (squares) a cut square or the board's outer edge says nothing of a
+    #: rim: the marks' edges are not the square's, and the fit there is extrapolated (its corner
+    #: error along the outer edge is a few px, some 0.05 of a square; 0.1 lost as many tops as it
+    #: saved bare squares on `bench_vision_chess.py` seed 3)
+    edge_margin: float = 0.05
     #: the tallest stack whose top is looked for
     max_height: int = 5
     #: the outline's closure (`_closure`: multiples of the square's own noise and grain) above
@@ -71,8 +81,11 @@ class ChessTopsParams:
     #: (95 %) of its colour after the light-level correction
     colour_tells: float = 0.25
     #: colour says "bare square" surely when the centre is nearer its square's colour than the
-    #: nearest piece colour by this share of the two colours' distance; below it, a closed
-    #: outline (`outline_alone`) is a piece all the same (a black top with its rim and a glint)
+    #: nearest piece colour by this share of the two colours' distance (and then, near its
+    #: square's and far from every piece colour, no outline makes a piece); below it, a closed
+    #: outline (`outline_alone`) is a piece all the same (a black top with its rim and a glint);
+    #: "a piece" as surely (nearer the piece colour by this share) needs no outline (a chip's
+    #: striped rim cancels its ring's mean step)
     bare_sure: float = 0.5
 
 
@@ -158,6 +171,21 @@ def _bare_step(pts_board: np.ndarray, dirs: np.ndarray, grid: np.ndarray, sigma:
     return out
 
 
+_PLAYABLE = np.zeros((10, 10), bool)  # squares -1..8 by (col, row) as indices 0..9
+for _x, _y in _CENTRES:
+    _PLAYABLE[int(_x) + 1, int(_y) + 1] = True
+
+
+def _off_playable(pts_board: np.ndarray, margin: float) -> np.ndarray:
+    """(...,) whether points (..., 2) on the board lie within `margin` of a square that is not
+    one of the 52 (a cut square, the border, the table)."""
+    out = np.zeros(pts_board.shape[:-1], bool)
+    for dx, dy in ((0.0, 0.0), (margin, 0.0), (-margin, 0.0), (0.0, margin), (0.0, -margin)):
+        ij = np.clip(np.floor(pts_board + [dx, dy]).astype(int) + 1, 0, 9)
+        out |= ~_PLAYABLE[ij[..., 0], ij[..., 1]]
+    return out
+
+
 def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: Any, thickness: float,
              square_grey: np.ndarray, p: ChessTopsParams) -> tuple[np.ndarray, np.ndarray]:
     """Per cell, how closed an outline around its centre is, in units of its square's own grain
@@ -228,6 +256,9 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     # where the bare board's edge steps more than the noise, the model of it (blur, the fit's
     # error) is not good enough to take it off: those points say nothing
     step = np.where(np.abs(bare) > noise[None, :, None, None], np.nan, step.reshape(bare.shape) - bare)
+    # nor do points beside a cut square or the board's outer edge: the tape's, paper's or spare
+    # men's edges are not the square's, and there the fit is extrapolated from the inner corners
+    step = np.where(_off_playable(ring_b, p.edge_margin), np.nan, step)
     # the signed step averaged over each eighth of the ring at each radius (a rim is coherent
     # along it, noise is not), the strongest radius per eighth
     step = step.reshape(len(heights), n, len(radii), n_sectors, n_ang // n_sectors)
@@ -245,11 +276,46 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     return out, height
 
 
+_NEAR = np.linalg.norm(_CENTRES[:, None, :] - _CENTRES[None, :, :], axis=2) < 1.5  # a cell and its 8
+
+
+def _light_field(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[bool, np.ndarray]]:
+    """From the four samples beside each cell (n, 4, 3) BGR: the light level per cell (n, 3),
+    the cell's own square colour at the board (n, 3) and the median light and dark square.
+
+    The lamp, its hot spot and the vignette are smooth and grey: the level is one number per
+    cell, the median brightness, against its square colour's, of the 36 samples of the cell and
+    its 8 neighbours (a sample covered by a white man leaning over a black square, or shaded by
+    a stack, is a minority there; the cell's own four often are not). The square's own colour
+    (a wooden square has its own tone) is the median of its samples that agree with that level
+    within the spread the frame's samples show (3 robust sigmas); with fewer than two, its
+    colour's median at that level."""
+    n = len(corners)
+    square = np.median(corners, axis=1)
+    refs = {}
+    ref = np.empty((n, 3))
+    for dark in (False, True):
+        sel = _DARK == dark
+        refs[dark] = np.maximum(np.median(square[sel], axis=0), 1.0)
+        ref[sel] = refs[dark]
+    ell = np.log(np.maximum(corners.sum(axis=2), 1.0) / ref.sum(axis=1)[:, None])  # (n, 4)
+    lv = np.array([np.median(ell[_NEAR[i]]) for i in range(n)])
+    dev = ell - lv[:, None]
+    sigma = max(1.4826 * float(np.median(np.abs(dev))), 0.01)
+    ok = np.abs(dev) <= 3.0 * sigma
+    own = ref * np.exp(lv)[:, None]
+    for i in np.flatnonzero(ok.sum(axis=1) >= 2):
+        own[i] = np.median(corners[i, ok[i]], axis=0)
+    return np.repeat(np.exp(lv)[:, None], 3, axis=1), own, refs
+
+
 def _measure(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None, thickness: float,
-             p: ChessTopsParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[bool, np.ndarray], np.ndarray]:
-    """Per cell: the local light level (3,), the centre's colour at the board (3,) and the top's
-    colour (3,) at the height its outline closes best, raw BGR; the median light and dark
-    square; the outline's closure (`_closure`)."""
+             p: ChessTopsParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[bool, np.ndarray],
+                                          np.ndarray]:
+    """Per cell: the local light level (3,) and its square's own colour (3,) (`_light_field`),
+    the centre's colour at the board (3,) and the top's colour (3,) at the height its outline
+    closes best, raw BGR; the median light and dark square; the outline's closure
+    (`_closure`)."""
     if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
         raise InvalidImageError(f"frame must be a BGR uint8 image (H, W, 3), got {getattr(frame, 'shape', None)}")
     cam = board_intrinsics(board, intrinsics)
@@ -268,21 +334,14 @@ def _measure(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None, 
     n = len(CELLS)
     corners = vals[: 4 * n].reshape(n, 4, 3)
     discs = vals[4 * n :].reshape(len(centres), n, len(disc), 3)
-    square = np.median(corners, axis=1)  # (n, 3)
-    # light level: the square's own colour against the median square of its colour
-    level = np.empty_like(square)
-    refs = {}
-    for dark in (False, True):
-        sel = _DARK == dark
-        refs[dark] = np.maximum(np.median(square[sel], axis=0), 1.0)
-        level[sel] = square[sel] / refs[dark]
+    level, square, refs = _light_field(corners)
     base = np.median(discs[0], axis=1)
     grey_w = np.array([0.114, 0.587, 0.299])  # cv2's BGR -> grey
     energy, height = _closure(frame, board, cam, geo, thickness, square @ grey_w, p)
     # the top's colour where its rim closes best (a tall stack's side band, seen beside its top,
     # is as uniform as a top)
     top = np.median(discs[height, np.arange(n)], axis=1)
-    return level, base, top, refs, energy
+    return level, square, base, top, refs, energy
 
 
 def learn_chess_colours(
@@ -292,7 +351,7 @@ def learn_chess_colours(
     """{letter: BGR} as the pieces' tops look, from a frame whose tops are known (`tops`: cell ->
     letter for the occupied cells, e.g. the start position); each colour at the median light
     level of the board."""
-    level, _, top, _, _ = _measure(frame, board, intrinsics, thickness, params)
+    level, _, _, top, _, _ = _measure(frame, board, intrinsics, thickness, params)
     index = {c: i for i, c in enumerate(CELLS)}
     out: dict[str, tuple[float, float, float]] = {}
     for letter in sorted(set(tops.values())):
@@ -300,32 +359,51 @@ def learn_chess_colours(
         if not rows:
             continue
         norm = top[rows] / np.maximum(level[rows], 0.05)
-        # glare (`_glare_field`) only adds: the duller half of the tops shows the colour
-        dull = norm[np.argsort(norm.sum(axis=1))[: max(1, (len(rows) + 1) // 2)]]
-        norm = np.median(dull, axis=0)
+        clipped = top[rows] >= _CLIPPED
+        # glare (`_glare_field`) only adds: the duller half of the tops shows the colour; a
+        # clipped channel says only "at least this bright", so each channel's median is over the
+        # tops where it is not clipped (the duller half's, else all the tops'), else its highest
+        order = np.argsort(norm.sum(axis=1))
+        dull = order[: max(1, (len(rows) + 1) // 2)]
+        colour = np.empty(3)
+        for ch in range(3):
+            fine = [r for r in dull if not clipped[r, ch]] or [r for r in order if not clipped[r, ch]]
+            colour[ch] = np.median(norm[fine, ch]) if fine else norm[:, ch].max()
+        norm = colour
         out[letter] = tuple(float(v) for v in norm)  # type: ignore[assignment]
     if len(out) < 2:
         raise ColourModelError(f"learn_chess_colours: need 2-4 colours on the board, got {sorted(out)}")
     return out
 
 
-def _without_glare(bgr: np.ndarray, colours: np.ndarray, cap: np.ndarray) -> np.ndarray:
+#: an 8-bit channel whose median over a top is this bright is clipped by the sensor (255 less
+#: the few levels noise and JPEG move it): the colour there is at least that bright, no more known
+#: (taking a clipped channel as a lower bound in the distances too read glaring white tops as
+#: black ones with glare: 9 colour errors on 54 boards against 5)
+_CLIPPED = 250.0
+
+
+def _without_glare(bgr: np.ndarray, clipped: np.ndarray, colours: np.ndarray, cap: np.ndarray) -> np.ndarray:
     """(n, L, 3): each cell's colour with, per piece colour, the white glare taken off that it
     can hold: the excess over that colour in its least-excess channel (glare adds to all three
-    alike), at most `cap` (n,)."""
-    excess = (bgr[:, None, :] - colours[None]).min(axis=2)
+    alike; a `clipped` channel's excess is only a lower bound, so it bounds nothing; a top clipped
+    in all three is taken as it is: glare that bright would explain any colour), at most `cap`
+    (n,)."""
+    excess = np.where(clipped[:, None, :], np.inf, bgr[:, None, :] - colours[None]).min(axis=2)
+    excess = np.where(np.isfinite(excess), excess, 0.0)  # all clipped: nothing bounds it, none taken
     g = np.clip(excess, 0.0, cap[:, None])
     return np.maximum(bgr[:, None, :] - g[..., None], 1.0)
 
 
-def _decide(base: np.ndarray, top: np.ndarray, cap: np.ndarray, model: np.ndarray, d_empty: np.ndarray,
-            sep: np.ndarray, closure: np.ndarray, p: ChessTopsParams
+def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.ndarray], cap: np.ndarray,
+            model: np.ndarray, d_empty: np.ndarray, sep: np.ndarray, closure: np.ndarray, p: ChessTopsParams
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Distances of the centre (n,) and the top (n, L) to the piece colours, glare up to `cap`
-    taken off; which cells hold a piece (see `ChessTopsParams`); the glare of the nearest colour."""
+    """Distances of the centre (n,) and the top (n, L) to the piece colours (`clipped`: their
+    channels clipped by the sensor), glare up to `cap` taken off; which cells hold a piece (see
+    `ChessTopsParams`); the glare of the nearest colour."""
     colours = np.exp(model)
-    d_base = np.linalg.norm(_log(_without_glare(base, colours, cap)) - model[None], axis=2).min(axis=1)
-    clean = _without_glare(top, colours, cap)
+    d_base = np.linalg.norm(_log(_without_glare(base, clipped[0], colours, cap)) - model[None], axis=2).min(axis=1)
+    clean = _without_glare(top, clipped[1], colours, cap)
     d_top = np.linalg.norm(_log(clean) - model[None], axis=2)
     # a piece shows its colour at the centre or, on a tall stack seen aslant, at its top
     d_base = np.minimum(d_base, d_top.min(axis=1))
@@ -333,10 +411,16 @@ def _decide(base: np.ndarray, top: np.ndarray, cap: np.ndarray, model: np.ndarra
     # the square's colour, 0 half-way, below 0 nearer the piece colour
     bare = (d_base - d_empty) / np.maximum(sep, 1e-6)
     by_colour = np.where(sep >= p.colour_tells, bare < 0.0, closure >= p.outline_alone)
-    piece = (by_colour & (closure > p.outline_none)) | (closure >= p.outline_sure)
+    piece = (by_colour & ((closure > p.outline_none) | (bare <= -p.bare_sure))) | (closure >= p.outline_sure)
     # a closed outline where colour says "bare" only faintly (a black top with its rim and a
     # glint, on a dark square) is a piece too
     piece |= (closure >= p.outline_alone) & (bare < p.bare_sure)
+    # where colour surely says "bare" (the centre is its square's colour, as near as a bare
+    # centre comes, and further from every piece colour than a learnt colour is off on glossy
+    # tops under a lamp: up to 0.54 in the glare test's black counters), no outline makes a
+    # piece: a neighbour's leaning side, a corner mark's edge off the square's or a shadow's
+    # closes a ring as well
+    piece &= ~((bare >= p.bare_sure) & (d_empty < p.colour_tells) & (d_base >= 2.5 * p.colour_tells))
     nearest = np.argmin(d_top, axis=1)
     glare = (top - clean[np.arange(len(top)), nearest]).mean(axis=1)
     return d_base, d_top, piece, glare
@@ -375,11 +459,11 @@ def read_chess_tops(
         if len(k) != 1 or k == ".":
             raise ColourModelError(f"colour letters must be single characters other than '.', got {k!r}")
     model = _log(np.array([colours[k] for k in letters], np.float64))  # (L, 3)
-    level, base, top, refs, energy = _measure(frame, board, intrinsics, thickness, params)
+    level, square, base, top, refs, energy = _measure(frame, board, intrinsics, thickness, params)
     lvl = np.maximum(level, 0.05)
     # each cell's square at the median light level: the median of the squares of its colour
     square_n = np.where(_DARK[:, None], _log(refs[True])[None], _log(refs[False])[None])
-    d_empty = np.linalg.norm(_log(base / lvl) - square_n, axis=1)
+    d_empty = np.linalg.norm(_log(base) - _log(square), axis=1)
     # colour tells a piece from the bare square where the nearest piece colour is far from the
     # square's; the outline tells it where it is not (black on a dark square, cream on cream)
     sep = np.linalg.norm(square_n[:, None, :] - model[None], axis=2).min(axis=1)
@@ -387,7 +471,8 @@ def read_chess_tops(
     # most what the tops around show (+ a third, and 8 grey levels: sensor noise on a median)
     cap = np.full(len(CELLS), np.inf)
     for _ in range(2):
-        d_base, d_top, piece, glare = _decide(base / lvl, top / lvl, cap, model, d_empty, sep, energy, params)
+        d_base, d_top, piece, glare = _decide(base / lvl, top / lvl, (base >= _CLIPPED, top >= _CLIPPED), cap, model,
+                                              d_empty, sep, energy, params)
         cap = 1.33 * _glare_field(glare, piece) + 8.0
     n = len(CELLS)
     order = np.argsort(d_top, axis=1)
