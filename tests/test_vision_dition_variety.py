@@ -156,7 +156,7 @@ def test_board_not_found_says_what_was_tried_and_what_to_do() -> None:
     assert "--corners" in msg
 
 
-@pytest.mark.parametrize(("disc", "seed", "p95"), [("ridged", 7, 0.015), ("off_round", 8, 0.015), ("plain", 3, 0.009)])
+@pytest.mark.parametrize(("disc", "seed", "p95"), [("ridged", 7, 0.02), ("off_round", 8, 0.02), ("plain", 3, 0.009)])
 def test_dotless_centres_from_the_whole_outline(disc: str, seed: int, p95: float) -> None:
     """Without a dot the centre is the outline's: a draughts man's dark rim line is found at its
     inner edge all round and a piece 0.02 off round is longer one way, so a fit of the half of
@@ -164,7 +164,8 @@ def test_dotless_centres_from_the_whole_outline(disc: str, seed: int, p95: float
     the camera or away from it; a white face on light paper steps down less than a dark
     neighbour beside it. Centres (where the disc touches the board) within 0.007 diameters on
     median for either colour, p95 within `p95` (before: white ridged 0.024 / 0.040, off-round
-    0.021 / 0.043, plain p95 0.011 / 0.012)."""
+    0.021 / 0.043, plain p95 0.011 / 0.012). Ridged and off-round pieces: p95 within the issue's
+    p99 target, 0.02 (white ridged: under 0.015 with OpenCV 5.0, 0.0159 with the floor's 4.10)."""
     discs, _cam, r, k = _frame(seed, Variety(disc=disc), n=80)
     fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k)
     found = detect_discs(r.image, fit, intrinsics=k)
