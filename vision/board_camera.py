@@ -36,12 +36,14 @@ import numpy as np
 
 from vision.camera import Intrinsics
 from vision.geometry import (
+    PI_V2_HFOV_DEG,
     BoardFit,
     apply_homography,
     as_gray,
     board_intrinsics,
     darkest_subpixel,
     fit_from_corners,
+    focal_from_hfov,
     line_profiles,
 )
 from vision.lens import LineSamples
@@ -91,7 +93,7 @@ class GridCameraParams:
     outlier_passes: int = 3
     min_outlier_px: float = 0.5
     #: horizontal field of view assumed when the grid cannot tell the focal length (Pi v2)
-    prior_hfov_deg: float = 62.2
+    prior_hfov_deg: float = PI_V2_HFOV_DEG
     #: the keystone an error correlated over the board can put on the grid unseen
     #: (`_focal_and_sigma`): this many times the homography's residual at the board's edge, at
     #: least this many px (a lens's tangential terms)
@@ -258,7 +260,7 @@ def grid_camera(
     from vision.lens import fit_lens_to_lines
 
     w, h = frame.shape[1], frame.shape[0]
-    f_prior = (w / 2.0) / math.tan(math.radians(params.prior_hfov_deg) / 2.0)
+    f_prior = focal_from_hfov(w, params.prior_hfov_deg)
     lens = None
     for _ in range(2):  # the second pass looks for the lines where the first lens puts them
         lines = line_samples(frame, board if lens is None else fit_from_corners(board.corners_px, "domination", lens),

@@ -39,7 +39,14 @@ import numpy as np
 
 from vision.camera import Intrinsics
 from vision.errors import BoardNotFoundError
-from vision.geometry import BoardFit, apply_homography, as_gray, fit_from_homography
+from vision.geometry import (
+    PI_V2_HFOV_DEG,
+    BoardFit,
+    apply_homography,
+    as_gray,
+    fit_from_homography,
+    focal_from_hfov,
+)
 
 BOARD_SQUARES = 8
 #: the 12 cut squares as grid (col, row), col = file index, row = 8 - rank (rank 8 = row 0)
@@ -531,7 +538,7 @@ def turn_board(board: BoardFit, quarter_turns: int, intrinsics: Intrinsics | Non
 
 def camera_from_grid(
     points_px: np.ndarray, points_board: np.ndarray, image_size: tuple[int, int],
-    *, prior_hfov_deg: float = 62.2, fit_k2: bool = False,
+    *, prior_hfov_deg: float = PI_V2_HFOV_DEG, fit_k2: bool = False,
 ) -> tuple[Intrinsics, dict[str, object]]:
     """Focal length and radial distortion (k1, k2) from one view of a plane with known geometry
     (board units), square pixels and the principal point at the image centre.
@@ -544,7 +551,7 @@ def camera_from_grid(
     w, h = image_size
     pts = np.asarray(points_px, np.float64).reshape(-1, 2)
     obj = np.c_[np.asarray(points_board, np.float64).reshape(-1, 2), np.zeros(len(pts))]
-    f_prior = (w / 2.0) / math.tan(math.radians(prior_hfov_deg) / 2.0)
+    f_prior = focal_from_hfov(w, prior_hfov_deg)
     f0 = focal_from_homography(pts, obj[:, :2], image_size) or f_prior
     K0 = np.array([[f0, 0.0, (w - 1) / 2.0], [0.0, f0, (h - 1) / 2.0], [0.0, 0.0, 1.0]])
     flags = (cv2.CALIB_USE_INTRINSIC_GUESS | cv2.CALIB_FIX_PRINCIPAL_POINT | cv2.CALIB_FIX_ASPECT_RATIO

@@ -60,6 +60,7 @@ from vision.errors import (
     InvalidImageError,
     InvalidIntrinsicsError,
 )
+from vision.geometry import PI_V2_HFOV_DEG, focal_from_hfov
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from vision.camera import Intrinsics
@@ -108,7 +109,7 @@ class TopsParams:
     disc_thickness: float = 0.12
     max_height: int = MAX_STACK
     #: horizontal field of view assumed when no intrinsics are given (Pi camera v2: 62.2 deg)
-    nominal_hfov_deg: float = 62.2
+    nominal_hfov_deg: float = PI_V2_HFOV_DEG
     #: with the camera from the board's own grid: readings at most, each refining the focal
     #: length on the stacks (heights are whole pieces; `height_scale`)
     height_scale_passes: int = 8
@@ -449,7 +450,7 @@ def camera_from_board(
         d = np.asarray(intrinsics.dist_coeffs, dtype=np.float64).ravel()
     else:
         w, h = image_size
-        f = (w / 2.0) / math.tan(math.radians(params.nominal_hfov_deg) / 2.0)
+        f = focal_from_hfov(w, params.nominal_hfov_deg)
         k = np.array([[f, 0, (w - 1) / 2.0], [0, f, (h - 1) / 2.0], [0, 0, 1.0]])
         d = np.zeros(5)
     obj = np.hstack([BOARD_CORNERS_BOARD, np.zeros((4, 1))])

@@ -443,11 +443,22 @@ class CameraGeometry:
         return (np.asarray(centres_board, dtype=np.float64) - c) * k
 
 
+#: the horizontal field of view of the Pi camera v2 (degrees): the focal length assumed where
+#: no calibration and no view tells it
+PI_V2_HFOV_DEG = 62.2
+
+
+def focal_from_hfov(width_px: int, hfov_deg: float) -> float:
+    """The focal length (px) of a camera `width_px` wide whose horizontal field of view is
+    `hfov_deg` degrees (square pixels, principal point at the centre)."""
+    return (width_px / 2.0) / math.tan(math.radians(hfov_deg) / 2.0)
+
+
 def camera_geometry(
     board: BoardFit,
     image_size: tuple[int, int],
     intrinsics: Intrinsics | None = None,
-    default_hfov_deg: float = 62.2,
+    default_hfov_deg: float = PI_V2_HFOV_DEG,
     min_perspective_strength: float = 0.05,
 ) -> CameraGeometry:
     """The camera centre above the board from H_board_to_image (and K when known); the result
@@ -474,7 +485,7 @@ def _camera_geometry_cached(
         T = np.array([[1, 0, -cx], [0, 1, -cy], [0, 0, 1.0]])
         Hc = T @ H
         h1, h2 = Hc[:, 0], Hc[:, 1]
-        f_default = (w / 2.0) / math.tan(math.radians(default_hfov_deg) / 2)
+        f_default = focal_from_hfov(w, default_hfov_deg)
         # r1 . r2 = 0 and |r1| = |r2| with K^-1 h = (h_x / f, h_y / f, h_z): two equations
         # a_i / f^2 + c_i = 0, solved in least squares for x = 1 / f^2
         a = np.array([h1[0] * h2[0] + h1[1] * h2[1], h1[0] ** 2 + h1[1] ** 2 - h2[0] ** 2 - h2[1] ** 2])
