@@ -275,6 +275,8 @@ class ClubStore:
         cleaned = name.strip() if isinstance(name, str) else ""
         if not cleaned or len(cleaned) > 60:
             raise ClubInputError("a player's name must be 1 to 60 characters")
+        if "\x00" in cleaned:  # PostgreSQL's text cannot hold it
+            raise ClubInputError("a player's name must not contain a NUL character")
         with self._conn() as conn:
             conn.execute(
                 "INSERT INTO match_players (match_id, colour, name, corrected_at)"
@@ -292,6 +294,8 @@ class ClubStore:
 def _round_name(name: object) -> str:
     if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_ROUND_NAME:
         raise ClubInputError(f"a round's name must be 1 to {MAX_ROUND_NAME} characters")
+    if "\x00" in name:  # PostgreSQL's text cannot hold it
+        raise ClubInputError("a round's name must not contain a NUL character")
     return name.strip()
 
 
