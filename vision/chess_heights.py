@@ -9,25 +9,30 @@ above the board). So in the board plane (the frame rectified through the board's
 a stack's top face, a circle of the men's radius R at height k t (t: one man's thickness), is an
 exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
 
-1. radial colour-edge profiles in the board plane around the top the tops reader expects, every
-   local maximum of the colour gradient a candidate edge point;
-2. a circle Hough transform over centres near the line from the cell's centre away from the
-   nadir and over radii a man's can have: the top's rim is the largest circle nearly as well
-   supported as the best (a draughts man's embossed rings and a chip's printed ring are
-   smaller and concentric, a neighbour's rim and the squares' edges are not circles about it);
-   a least-squares circle through its edge points gives the centre and radius;
+1. radial colour profiles in the board plane around the top the tops reader expects;
+2. on the top's far side and flanks (away from the nadir) the top face is the stack's outline
+   against the squares: along each such direction, the first place from which the profile is
+   nearer the square's own colour (`_board_colours`, by the squares' parity) than the top's,
+   for a few samples, to a fraction of a sample where the two distances cross; a robust
+   circle through those points gives the top's centre and radius. (The near side is not used:
+   there the side band lies between the top's rim and the board, and a circle through every
+   side's strongest edges, as this module once fitted, is as often the outline of top and band
+   together: larger, nearer the nadir, a height too low.)
 3. the frame's men radius R: the radius over the ratio s the centre's displacement gives, pooled
    with weights by how far each top lies from the nadir (the displacement's resolution);
 4. per stack, a height k = Z (1 - 1 / s) / t from the radius (s = r / R) and one from the
    displacement (a man's off-centre placement is its noise: measured across the nadir
-   direction, where no height moves a top); how well the radius tells it is measured on the
-   frame (the two disagree by both errors), a radius more than three joint sigmas off is a wrong
-   rim; the two combined by inverse variance, and the sigma with them.
+   direction, where no height moves a top), how well the radius tells it measured on the frame
+   (the two disagree by both errors), a radius more than three joint sigmas off is a wrong rim;
+   the two combined by inverse variance, and the sigma with them.
 
-What it reaches (`benchmarks/bench_vision_chess.py`, seed 3): 54-55 % of the stacks exact with
-the camera model or without, the sigmas honest (median |error| / sigma 0.75): far from the kit
-reader's 96 %, because a rim 0.4 px a piece larger is often taken at the side band's edge or a
-ring's; and seconds a frame. The referee does not use these heights yet.
+What it reaches (`benchmarks/bench_vision_chess.py`): see the README's Figures. What limits it:
+the displacement alone cannot reach far (a man lies up to 0.03 squares off its square's centre
+as sigma, one piece moves a top 3 squares from the nadir by 0.035); the radius grows by only
+1.2 % a piece (~0.4 px), and the silhouette's radius scatters by ~0.5 px (a lower man sticking
+out past the top, a ring or a chip's stripe nearer the squares' colour than the top's): with
+the true top centres, a radius measured to 0.2 px would give ~87 % exact, the displacement
+alone ~63 %.
 
 Without a calibration the camera is the one the chessboard finder estimated from the board's
 own grid (`vision.chessboard.camera_from_grid`): its focal length sets Z, so every height by the
@@ -42,7 +47,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -82,13 +87,16 @@ class StackHeightParams:
 @dataclass(frozen=True)
 class StackHeights:
     """Per cell measured: height (1..max), its sigma (pieces), the continuous estimate; the
-    men's radius found (board units) and the ratio by which the heights were scaled."""
+    men's radius found (board units) and the ratio by which the heights were scaled; per cell
+    the top's circle found, in the board plane (centre (x, y) and radius, board units)."""
 
     heights: dict[str, int]
     sigma: dict[str, float]
     estimate: dict[str, float]
     radius_board: float
     scale: float = 1.0
+    top_centre_board: dict[str, tuple[float, float]] = field(default_factory=dict)
+    top_radius_board: dict[str, float] = field(default_factory=dict)
 
 
 def stack_heights(
@@ -170,7 +178,9 @@ def stack_heights(
         estimate = {c: v / scale for c, v in estimate.items()}
         sigma = {c: float(math.hypot(v / scale, estimate[c] * scale_sig)) for c, v in sigma.items()}
     heights = {c: int(np.clip(np.rint(v), 1, params.max_height)) for c, v in estimate.items()}
-    return StackHeights(heights, sigma, estimate, float(R), scale)
+    top_centre = {cells[i]: (float(centre_fit[i, 0]), float(centre_fit[i, 1])) for i in good}
+    top_radius = {cells[i]: float(radius_fit[i]) for i in good}
+    return StackHeights(heights, sigma, estimate, float(R), scale, top_centre, top_radius)
 
 
 def _pooled_radius(r: np.ndarray, r_sig: np.ndarray, s: np.ndarray, s_sig: np.ndarray) -> float:
