@@ -152,8 +152,13 @@ def stack_heights(
     k_disp = Z * (1.0 - 1.0 / s_disp) / thickness
     sig_disp = Z / (thickness * s_disp**2) * s_disp_sig
     diff = (k_rad - k_disp)[ok]
-    spread = 1.4826 * float(np.median(np.abs(diff - np.median(diff))))
-    sig_rad = max(math.sqrt(max(spread**2 - float(np.median(sig_disp[ok])) ** 2, 0.0)), 0.1)
+    diff = diff - np.median(diff)
+    # the radius's sigma that makes the disagreements, each over its joint sigma with the
+    # displacement's own (which varies with the distance from the nadir), as a unit Gaussian's
+    # (median |z| 0.6745): robust to the misfitted rims
+    grid = np.exp(np.linspace(math.log(0.1), math.log(20.0), 200))
+    z_med = np.array([np.median(np.abs(diff) / np.hypot(g, sig_disp[ok])) for g in grid])
+    sig_rad = float(grid[min(int(np.searchsorted(-z_med, -0.6745)), len(grid) - 1)])
     # a size that disagrees with the displacement by more than three of their joint sigmas is
     # a wrong rim: the displacement alone is the height there
     joint = np.hypot(sig_rad, sig_disp)
