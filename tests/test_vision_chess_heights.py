@@ -106,3 +106,27 @@ def test_no_camera_model_no_heights(frames: list) -> None:
     assert stack_heights(r.image, fit_from_corners(corners, "domination"), sorted(stacks)) is None
     with pytest.raises(ValueError, match="thickness"):
         stack_heights(r.image, fit_from_corners(corners, "domination"), sorted(stacks), thickness=0.0)
+
+
+def test_the_referee_reads_men_heights_on_a_chessboard(scenes: list[tuple]) -> None:
+    """The Domination game's reader gives chessboard stacks heights with sigmas (they settle
+    ambiguity as the kit's do), from the uncalibrated frame: against the truth, most within
+    one piece and the errors as wide as the sigmas say."""
+    from referee.games.registry import get_game
+    from vision.chess_tops import learn_chess_colours
+
+    err, z = [], []
+    for r, stacks, _, corners, _, _ in scenes:
+        fit = _a8_turned(find_board(r.image, game="domination"), corners, None)
+        model = learn_chess_colours(r.image, fit, {c: s[-1] for c, s in stacks.items()})
+        reading = get_game("domination").read(r.image, fit, colours=model)
+        assert reading.heights is not None and reading.height_sigma is not None
+        assert set(reading.heights) == {c for c, t in reading.tops.items() if t != "."}
+        for cell, h in reading.heights.items():
+            if cell in stacks:
+                err.append(h - len(stacks[cell]))
+                z.append(err[-1] / reading.height_sigma[cell])
+    e = np.asarray(err)
+    assert e.size >= 80
+    assert np.mean(np.abs(e) <= 1) >= 0.8, np.mean(np.abs(e) <= 1)
+    assert float(np.median(np.abs(z))) <= 1.3, float(np.median(np.abs(z)))

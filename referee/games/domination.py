@@ -168,8 +168,18 @@ class DominationGame(Game):
         from vision.domination import read_tops
 
         if board.method == "chessboard":  # draughts men on a chessboard (issue 19)
+            from vision.chess_heights import stack_heights
+
             chess = read_chess_tops(image, board, colours or {}, intrinsics=intrinsics)
-            return TopsReading(tops=dict(chess.tops), heights=None, height_sigma=None)
+            occupied = [c for c, t in chess.tops.items() if t != "."]
+            # the men's heights through the calibration, or the camera the chessboard finder
+            # took from the board's own grid (men of the module's default thickness); as for
+            # the kit's board they only settle ambiguity, their sigmas say how little some tell
+            got = stack_heights(image, board, occupied, intrinsics=intrinsics) if occupied else None
+            if got is None or not got.heights:
+                return TopsReading(tops=dict(chess.tops), heights=None, height_sigma=None)
+            return TopsReading(tops=dict(chess.tops), heights={c: float(v) for c, v in got.heights.items()},
+                               height_sigma={c: max(float(v), 0.05) for c, v in got.sigma.items()})
         tops = read_tops(image, _with_grid_camera(image, board, intrinsics), colours=colours,
                          intrinsics=intrinsics)
         heights = sigma = None
