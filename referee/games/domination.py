@@ -5,7 +5,8 @@ lines (`vision.domination_board.domination_board_moved`); a board found again fr
 pattern keeps the corner order closest to the one before (the pattern looks the same after a
 quarter turn). The tops and heights (through the calibration, or without one through the camera
 measured on the board's own grid, `vision.board_camera`) are read by
-`vision.domination.read_tops`; two readings agree when every cell shows the same top; the match
+`vision.domination.read_tops`; on a chessboard the tops by `vision.chess_tops.read_chess_tops`
+and the men's heights by `vision.chess_heights.stack_heights`; two readings agree when every cell shows the same top; the match
 is `referee.domination_match.DominationMatch`, which infers the moves. Its own controls: an
 invisible reserve placement, and the colour model sampled from the start position.
 """
