@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drawn", action="store_true", help="8x8s drawn as lines instead of chessboards")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--no-heights", dest="heights", action="store_false",
-                        help="skip the heights (about 2 s a frame)")
+                        help="skip the heights (about 50 ms a frame)")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     rng = np.random.default_rng(args.seed)

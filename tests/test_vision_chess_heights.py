@@ -17,6 +17,10 @@ from vision.chessboard import turn_board
 
 
 def _frames() -> list[tuple[object, dict[str, str], Intrinsics, np.ndarray]]:
+    return [f[:4] for f in _scenes()]
+
+
+def _scenes() -> list[tuple]:
     out = []
     for seed in (31, 32, 33):
         rng = np.random.default_rng(seed)
@@ -28,13 +32,43 @@ def _frames() -> list[tuple[object, dict[str, str], Intrinsics, np.ndarray]]:
         r = render_domination(stacks, cam, rng, colours=colours, options=RenderOptions.random(rng),
                               board=board, men=men)
         out.append((r, stacks, Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size),
-                    np.asarray(r.truth["corners_px"], np.float64)))
+                    np.asarray(r.truth["corners_px"], np.float64), cam, men))
     return out
 
 
 @pytest.fixture(scope="module")
-def frames() -> list[tuple[object, dict[str, str], Intrinsics, np.ndarray]]:
-    return _frames()
+def scenes() -> list[tuple]:
+    return _scenes()
+
+
+@pytest.fixture(scope="module")
+def frames(scenes: list[tuple]) -> list[tuple[object, dict[str, str], Intrinsics, np.ndarray]]:
+    return [f[:4] for f in scenes]
+
+
+def test_top_circles_found_where_the_camera_puts_them(scenes: list[tuple]) -> None:
+    """The top face's circle in the board plane, against the truth: the top man's position
+    (with its placement jitter) carried out from the camera's nadir by s = Z / (Z - k t), radius
+    the men's radius times s. A circle through the outline of top and side band together (or a
+    ring inside the rim) is 0.02-0.1 squares off (a chip's printed ring, nearer the squares' colour than the top's, still takes the rim on a third of one frame's stacks); one man's height moves a top 3 squares from
+    the nadir by ~0.035 and its radius by ~0.005."""
+    centre_err, radius_err = [], []
+    for r, stacks, intr, corners, cam, men in scenes:
+        fit = _a8_turned(find_board(r.image, game="domination", intrinsics=intr), corners, intr)
+        got = stack_heights(r.image, fit, sorted(stacks), intrinsics=intr, thickness=0.12)
+        assert got is not None
+        nadir, Z = np.asarray(cam.centre_world[:2], np.float64), -float(cam.centre_world[2])
+        for cell, stack in stacks.items():
+            if cell not in got.top_centre_board:
+                continue
+            s = Z / (Z - len(stack) * 0.12)
+            top = nadir + (np.asarray(r.truth["tops_board"][cell], np.float64)[:2] - nadir) * s
+            centre_err.append(float(np.linalg.norm(np.asarray(got.top_centre_board[cell]) - top)))
+            radius_err.append(got.top_radius_board[cell] - men.diameter / 2 * s)
+    c, e = np.asarray(centre_err), np.abs(np.asarray(radius_err))
+    assert c.size >= 80
+    assert np.mean(c < 0.02) >= 0.8, np.mean(c < 0.02)
+    assert float(np.median(e)) < 0.015, float(np.median(e))
 
 
 def _a8_turned(fit: object, corners_px: np.ndarray, intr: Intrinsics | None) -> object:
@@ -46,7 +80,7 @@ def _a8_turned(fit: object, corners_px: np.ndarray, intr: Intrinsics | None) -> 
 @pytest.mark.parametrize("calibrated", [True, False])
 def test_heights_of_men_on_a_chessboard_with_honest_sigmas(frames: list, calibrated: bool) -> None:
     """Measured, not yet good: the benchmark's figures are ~60 % exact with the camera model and
-    ~50 % without (the kit reader's 96 % is the target); what is claimed must hold: most within
+    ~55 % without (the kit reader's 96 % is the target); what is claimed must hold: most within
     one piece, and each height's sigma as wide as its error (a Gaussian's median |z| is 0.67)."""
     err, z = [], []
     for r, stacks, intr, corners in frames:
@@ -60,7 +94,7 @@ def test_heights_of_men_on_a_chessboard_with_honest_sigmas(frames: list, calibra
                 z.append((got.estimate[cell] - len(stack)) / got.sigma[cell])
     e = np.asarray(err)
     assert e.size >= 60
-    assert np.mean(e == 0) >= (0.45 if calibrated else 0.35), np.mean(e == 0)
+    assert np.mean(e == 0) >= (0.55 if calibrated else 0.42), np.mean(e == 0)
     assert np.mean(np.abs(e) <= 1) >= 0.8, np.mean(np.abs(e) <= 1)
     assert 0.35 <= float(np.median(np.abs(z))) <= 1.3, float(np.median(np.abs(z)))
 
@@ -72,3 +106,27 @@ def test_no_camera_model_no_heights(frames: list) -> None:
     assert stack_heights(r.image, fit_from_corners(corners, "domination"), sorted(stacks)) is None
     with pytest.raises(ValueError, match="thickness"):
         stack_heights(r.image, fit_from_corners(corners, "domination"), sorted(stacks), thickness=0.0)
+
+
+def test_the_referee_reads_men_heights_on_a_chessboard(scenes: list[tuple]) -> None:
+    """The Domination game's reader gives chessboard stacks heights with sigmas (they settle
+    ambiguity as the kit's do), from the uncalibrated frame: against the truth, most within
+    one piece and the errors as wide as the sigmas say."""
+    from referee.games.registry import get_game
+    from vision.chess_tops import learn_chess_colours
+
+    err, z = [], []
+    for r, stacks, _, corners, _, _ in scenes:
+        fit = _a8_turned(find_board(r.image, game="domination"), corners, None)
+        model = learn_chess_colours(r.image, fit, {c: s[-1] for c, s in stacks.items()})
+        reading = get_game("domination").read(r.image, fit, colours=model)
+        assert reading.heights is not None and reading.height_sigma is not None
+        assert set(reading.heights) == {c for c, t in reading.tops.items() if t != "."}
+        for cell, h in reading.heights.items():
+            if cell in stacks:
+                err.append(h - len(stacks[cell]))
+                z.append(err[-1] / reading.height_sigma[cell])
+    e = np.asarray(err)
+    assert e.size >= 80
+    assert np.mean(np.abs(e) <= 1) >= 0.8, np.mean(np.abs(e) <= 1)
+    assert float(np.median(np.abs(z))) <= 1.3, float(np.median(np.abs(z)))

@@ -9,25 +9,30 @@ above the board). So in the board plane (the frame rectified through the board's
 a stack's top face, a circle of the men's radius R at height k t (t: one man's thickness), is an
 exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
 
-1. radial colour-edge profiles in the board plane around the top the tops reader expects, every
-   local maximum of the colour gradient a candidate edge point;
-2. a circle Hough transform over centres near the line from the cell's centre away from the
-   nadir and over radii a man's can have: the top's rim is the largest circle nearly as well
-   supported as the best (a draughts man's embossed rings and a chip's printed ring are
-   smaller and concentric, a neighbour's rim and the squares' edges are not circles about it);
-   a least-squares circle through its edge points gives the centre and radius;
+1. radial colour profiles in the board plane around the top the tops reader expects;
+2. on the top's far side and flanks (away from the nadir) the top face is the stack's outline
+   against the squares: along each such direction, the first place from which the profile is
+   nearer the square's own colour (`_board_colours`, by the squares' parity) than the top's,
+   for a few samples, to a fraction of a sample where the two distances cross; a robust
+   circle through those points gives the top's centre and radius. (The near side is not used:
+   there the side band lies between the top's rim and the board, and a circle through every
+   side's strongest edges, as this module once fitted, is as often the outline of top and band
+   together: larger, nearer the nadir, a height too low.)
 3. the frame's men radius R: the radius over the ratio s the centre's displacement gives, pooled
    with weights by how far each top lies from the nadir (the displacement's resolution);
 4. per stack, a height k = Z (1 - 1 / s) / t from the radius (s = r / R) and one from the
    displacement (a man's off-centre placement is its noise: measured across the nadir
-   direction, where no height moves a top); how well the radius tells it is measured on the
-   frame (the two disagree by both errors), a radius more than three joint sigmas off is a wrong
-   rim; the two combined by inverse variance, and the sigma with them.
+   direction, where no height moves a top), how well the radius tells it measured on the frame
+   (the two disagree by both errors), a radius more than three joint sigmas off is a wrong rim;
+   the two combined by inverse variance, and the sigma with them.
 
-What it reaches (`benchmarks/bench_vision_chess.py`, seed 3): 54-55 % of the stacks exact with
-the camera model or without, the sigmas honest (median |error| / sigma 0.75): far from the kit
-reader's 96 %, because a rim 0.4 px a piece larger is often taken at the side band's edge or a
-ring's; and seconds a frame. The referee does not use these heights yet.
+What it reaches (`benchmarks/bench_vision_chess.py`): see the README's Figures. What limits it:
+the displacement alone cannot reach far (a man lies up to 0.03 squares off its square's centre
+as sigma, one piece moves a top 3 squares from the nadir by 0.035); the radius grows by only
+1.2 % a piece (~0.4 px), and the silhouette's radius scatters by ~0.5 px (a lower man sticking
+out past the top, a ring or a chip's stripe nearer the squares' colour than the top's): with
+the true top centres, a radius measured to 0.2 px would give ~87 % exact, the displacement
+alone ~63 %.
 
 Without a calibration the camera is the one the chessboard finder estimated from the board's
 own grid (`vision.chessboard.camera_from_grid`): its focal length sets Z, so every height by the
@@ -42,7 +47,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -62,34 +67,36 @@ class StackHeightParams:
     #: radii (board units) sampled from the expected top's centre: a man is 0.3-0.48 across
     #: half, its centre up to 0.1 off the guess (placement, a height off by one)
     profile_radii: tuple[float, float] = (0.14, 0.7)
-    #: the men's radius range (board units): from a small counter to a man filling the square
+    #: profile sample step (board units: ~0.45 px where a square is 90 px)
+    profile_step: float = 0.005
+    #: the men's radius range (board units): from a small counter to a man filling the square;
+    #: the silhouette is looked for from 0.8 of its smallest
     radius_range: tuple[float, float] = (0.26, 0.5)
-    #: how far a man lies off its square's centre at most (board units: a man touching its
-    #: square's edge is 0.1 off), and the Hough's centre step
-    placement: float = 0.11
-    centre_step: float = 0.01
-    #: the Hough's radius bin (board units: ~0.3 px at 80 px a square)
-    radius_step: float = 0.004
-    #: a rim is nearly as well supported as the best circle: this share of its support (the
-    #: embossed ring inside a draughts man's rim is as complete; a hull of top and base is not)
-    rim_support: float = 0.7
-    #: candidate edge points per direction (the rim, a ring inside it, a neighbour, a square's edge)
-    edges_per_direction: int = 5
-    #: an edge counts when its gradient is this many times the profiles' median (the noise
-    #: and grain of tops and squares, which most of a profile crosses)
-    edge_over_median: float = 3.0
+    #: the rim is read on the top's far side and flanks: directions within this angle of the
+    #: way away from the nadir (the near side's band lies between rim and board; at 90 degrees
+    #: the band's outline and the top's meet, beyond a little of the band's flank would count)
+    far_side_deg: float = 95.0
+    #: where the tallest stack's band is narrower than this (board units: under 3 px at 100 px
+    #: a square), the band is no hindrance and every direction reads the rim
+    all_sides_band: float = 0.03
+    #: samples in a row nearer the square's colour than the top's that make the board (1.5 px:
+    #: a rim line or a sample on the blurred outline is one or two)
+    board_run: int = 3
 
 
 @dataclass(frozen=True)
 class StackHeights:
     """Per cell measured: height (1..max), its sigma (pieces), the continuous estimate; the
-    men's radius found (board units) and the ratio by which the heights were scaled."""
+    men's radius found (board units) and the ratio by which the heights were scaled; per cell
+    the top's circle found, in the board plane (centre (x, y) and radius, board units)."""
 
     heights: dict[str, int]
     sigma: dict[str, float]
     estimate: dict[str, float]
     radius_board: float
     scale: float = 1.0
+    top_centre_board: dict[str, tuple[float, float]] = field(default_factory=dict)
+    top_radius_board: dict[str, float] = field(default_factory=dict)
 
 
 def stack_heights(
@@ -115,22 +122,22 @@ def stack_heights(
     guess = np.full(len(cells), mid) if guess_heights is None else np.asarray(guess_heights, np.float64)
     s_guess = Z / np.maximum(Z - guess * thickness, 1e-6)
     expect = nadir + (centres - nadir) * s_guess[:, None]
-    edges, weight = _edge_points(frame, board, cam, expect, params)
     s_max = Z / max(Z - (params.max_height + 0.5) * thickness, 1e-6)
-    circles = [_rim(e, wt, c, nadir, s_max, params) for e, wt, c in zip(edges, weight, centres)]
+    d = centres - nadir
+    dist = np.maximum(np.linalg.norm(d, axis=1), 1e-6)
+    u = d / dist[:, None]
+    v = np.stack([-u[:, 1], u[:, 0]], 1)
+    vals, rad, dirs = _profiles(frame, board, cam, expect, params)
+    circles = _silhouettes(vals, rad, dirs, expect, _board_colours(frame, board, cam), centres, nadir, s_max,
+                           params)
     ok = np.array([c is not None for c in circles])
     if not ok.any():
         return None
     centre_fit = np.array([c[0] if c is not None else (np.nan, np.nan) for c in circles])
     radius_fit = np.array([c[1] if c is not None else np.nan for c in circles])
     radius_sig = np.array([c[2] if c is not None else np.nan for c in circles])
-    d = centres - nadir
-    dist = np.maximum(np.linalg.norm(d, axis=1), 1e-6)
-    u = d / dist[:, None]
-    v = np.stack([-u[:, 1], u[:, 0]], 1)
     off = centre_fit - centres
-    along = np.sum(off * u, axis=1)
-    across = np.sum(off * v, axis=1)
+    along, across = np.sum(off * u, axis=1), np.sum(off * v, axis=1)
     # a man's placement off its square's centre: what the displacement across the nadir
     # direction shows (no height moves a top that way), robustly
     placement = max(1.4826 * float(np.nanmedian(np.abs(across[ok]))), 0.004)
@@ -145,8 +152,13 @@ def stack_heights(
     k_disp = Z * (1.0 - 1.0 / s_disp) / thickness
     sig_disp = Z / (thickness * s_disp**2) * s_disp_sig
     diff = (k_rad - k_disp)[ok]
-    spread = 1.4826 * float(np.median(np.abs(diff - np.median(diff))))
-    sig_rad = max(math.sqrt(max(spread**2 - float(np.median(sig_disp[ok])) ** 2, 0.0)), 0.1)
+    diff = diff - np.median(diff)
+    # the radius's sigma that makes the disagreements, each over its joint sigma with the
+    # displacement's own (which varies with the distance from the nadir), as a unit Gaussian's
+    # (median |z| 0.6745): robust to the misfitted rims
+    grid = np.exp(np.linspace(math.log(0.1), math.log(20.0), 200))
+    z_med = np.array([np.median(np.abs(diff) / np.hypot(g, sig_disp[ok])) for g in grid])
+    sig_rad = float(grid[min(int(np.searchsorted(-z_med, -0.6745)), len(grid) - 1)])
     # a size that disagrees with the displacement by more than three of their joint sigmas is
     # a wrong rim: the displacement alone is the height there
     joint = np.hypot(sig_rad, sig_disp)
@@ -171,7 +183,9 @@ def stack_heights(
         estimate = {c: v / scale for c, v in estimate.items()}
         sigma = {c: float(math.hypot(v / scale, estimate[c] * scale_sig)) for c, v in sigma.items()}
     heights = {c: int(np.clip(np.rint(v), 1, params.max_height)) for c, v in estimate.items()}
-    return StackHeights(heights, sigma, estimate, float(R), scale)
+    top_centre = {cells[i]: (float(centre_fit[i, 0]), float(centre_fit[i, 1])) for i in good}
+    top_radius = {cells[i]: float(radius_fit[i]) for i in good}
+    return StackHeights(heights, sigma, estimate, float(R), scale, top_centre, top_radius)
 
 
 def _pooled_radius(r: np.ndarray, r_sig: np.ndarray, s: np.ndarray, s_sig: np.ndarray) -> float:
@@ -185,18 +199,116 @@ def _pooled_radius(r: np.ndarray, r_sig: np.ndarray, s: np.ndarray, s_sig: np.nd
     return float(q[order][np.searchsorted(cum, 0.5 * cum[-1])])
 
 
-def _edge_points(frame: np.ndarray, board: BoardFit, cam: Intrinsics, expect: np.ndarray,
-                 p: StackHeightParams) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per stack, candidate edge points (E, 2) in board units and their strength: local maxima
-    of the colour gradient along radial profiles about `expect` (N, 2)."""
+def _board_colours(frame: np.ndarray, board: BoardFit, cam: Intrinsics) -> np.ndarray:
+    """The two square colours (2, 3) BGR, by parity (floor(x) + floor(y)) % 2: medians of
+    samples next to every lattice point inside its four squares (0.1 from the corner, where a
+    centred man does not reach: the corners blocked off and the few displaced tops are a
+    minority)."""
+    import cv2
+
+    ij = np.array([(i, j) for i in range(9) for j in range(9)], np.float64)
+    offs = np.array([(0.1, 0.1), (-0.1, 0.1), (0.1, -0.1), (-0.1, -0.1)])
+    pts = (ij[:, None, :] + offs[None]).reshape(-1, 2)
+    pts = pts[(pts > 0).all(axis=1) & (pts < 8).all(axis=1)]
+    px = board_to_image(pts, board, cam).astype(np.float32).reshape(1, -1, 2)
+    vals = cv2.remap(frame, px[..., 0], px[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)[0]
+    parity = (np.floor(pts[:, 0]) + np.floor(pts[:, 1])).astype(int) % 2
+    return np.stack([np.median(vals[parity == k].astype(np.float64), axis=0) for k in (0, 1)])
+
+
+def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np.ndarray,
+                 board_bgr: np.ndarray, centres: np.ndarray, nadir: np.ndarray, s_max: float,
+                 p: StackHeightParams) -> list[tuple[np.ndarray, float, float] | None]:
+    """Per stack, the top's circle from its far side's silhouette against the board: along
+    each direction of the top's far side and flanks, the first radius from which the profile
+    is the square's own colour (nearer it than the top's) for `board_run` samples, to a
+    fraction of a sample where the two distances cross; a robust circle through those points."""
+    n, _, M, _ = vals.shape
+    pts = expect[:, None, None, :] + rad[None, None, :, None] * dirs[None, :, None, :]
+    parity = (np.floor(pts[..., 0]) + np.floor(pts[..., 1])).astype(np.int64) % 2
+    bcol = board_bgr[parity]  # (n, D, M, 3)
+    inner = (rad >= 0.14) & (rad <= 0.26)
+    top = np.median(vals[:, :, inner, :].reshape(n, -1, 3), axis=1)  # (n, 3)
+    d_board = np.linalg.norm(vals - bcol, axis=3)
+    d_top = np.linalg.norm(vals - top[:, None, None, :], axis=3)
+    f = d_top - d_board  # > 0: nearer the board
+    like = f > 0
+    run = p.board_run
+    ok_run = np.ones_like(like)
+    for k in range(run):
+        ok_run[..., : M - k] &= like[..., k:]
+        ok_run[..., M - k:] = False
+    start = int(np.searchsorted(rad, p.radius_range[0] * 0.8))
+    ok_run[..., :start] = False
+    first = np.argmax(ok_run, axis=2)  # (n, D)
+    found = ok_run.max(axis=2) & (first > start)
+    j = np.maximum(first, 1)
+    f1 = np.take_along_axis(f, j[..., None], 2)[..., 0]
+    f0 = np.take_along_axis(f, (j - 1)[..., None], 2)[..., 0]
+    t = np.clip(-f0 / np.where(np.abs(f1 - f0) > 1e-6, f1 - f0, 1.0), 0.0, 1.0)
+    rho = rad[j - 1] + t * (rad[1] - rad[0])
+    out: list[tuple[np.ndarray, float, float] | None] = []
+    cosf = math.cos(math.radians(p.far_side_deg))
+    for i in range(n):
+        d = centres[i] - nadir
+        dist = float(np.linalg.norm(d))
+        u = d / dist if dist > 1e-6 else np.array([1.0, 0.0])
+        far = (dirs @ u) >= cosf
+        if dist * (s_max - 1.0) < p.all_sides_band:
+            far[:] = True
+        sel = found[i] & far
+        if sel.sum() < 8:
+            out.append(None)
+            continue
+        q = expect[i] + rho[i, sel, None] * dirs[sel]
+        out.append(_robust_circle(q))
+    return out
+
+
+def _robust_circle(q: np.ndarray) -> tuple[np.ndarray, float, float] | None:
+    """Least-squares circle through (N, 2) points, points off it by more than three robust
+    sigmas dropped (a neighbour touching the top, a shade): (centre, radius, radius sigma)."""
+    keep = np.ones(len(q), bool)
+    c, r = q.mean(axis=0), float(np.mean(np.linalg.norm(q - q.mean(axis=0), axis=1)))
+    for _ in range(4):
+        pts = q[keep]
+        if len(pts) < 8:
+            return None
+        for _ in range(3):
+            vec = pts - c
+            dn = np.maximum(np.linalg.norm(vec, axis=1), 1e-9)
+            J = np.c_[-vec / dn[:, None], -np.ones(len(pts))]
+            step, *_ = np.linalg.lstsq(J, -(dn - r), rcond=None)
+            c, r = c + step[:2], r + float(step[2])
+        res = np.linalg.norm(q - c, axis=1) - r
+        mad = 1.4826 * float(np.median(np.abs(res[keep])))
+        new = np.abs(res) < max(3.0 * mad, 0.003)
+        if (new == keep).all():
+            break
+        keep = new
+    res = (np.linalg.norm(q - c, axis=1) - r)[keep]
+    rms = max(float(np.sqrt(np.mean(res**2))), 1e-4)
+    # a circle's radius from n points on its half: about 2 rms / sqrt(n)
+    return c, r, 2.0 * rms / math.sqrt(max(keep.sum(), 1.0))
+
+
+def _directions(p: StackHeightParams) -> np.ndarray:
+    """The profiles' unit directions (directions, 2) in the board plane."""
+    ang = np.arange(p.directions) * (2 * math.pi / p.directions)
+    return np.stack([np.cos(ang), np.sin(ang)], 1)
+
+
+def _profiles(frame: np.ndarray, board: BoardFit, cam: Intrinsics, expect: np.ndarray,
+              p: StackHeightParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Radial colour profiles about `expect` (N, 2) in the board plane: (values (N, D, M, 3)
+    BGR float32, radii (M,) board units, directions (D, 2))."""
     import cv2
 
     n = len(expect)
-    ang = np.arange(p.directions) * (2 * math.pi / p.directions)
-    dirs = np.stack([np.cos(ang), np.sin(ang)], 1)
+    dirs = _directions(p)
     lo, hi = p.profile_radii
     # about half a pixel a sample where a square is ~100 px: the rim's sub-pixel position
-    rad = np.arange(lo, hi, 0.005)
+    rad = np.arange(lo, hi, p.profile_step)
     pts = expect[:, None, None, :] + rad[None, None, :, None] * dirs[None, :, None, :]
     px = board_to_image(pts.reshape(-1, 2), board, cam).astype(np.float32)
     m = len(px)
@@ -205,106 +317,4 @@ def _edge_points(frame: np.ndarray, board: BoardFit, cam: Intrinsics, expect: np
     grid = np.concatenate([px, pad]).reshape(-1, cols, 2)
     vals = cv2.remap(frame, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     vals = vals.reshape(-1, 3)[:m].astype(np.float32).reshape(n, p.directions, len(rad), 3)
-    grad = np.zeros(vals.shape[:3], np.float32)
-    grad[..., 2:-2] = np.linalg.norm(vals[..., 4:, :] - vals[..., :-4, :], axis=3)
-    noise = max(float(np.median(grad[..., 2:-2])), 1.0)
-    g0, g1, g2 = grad[..., :-2], grad[..., 1:-1], grad[..., 2:]
-    peak = (g1 >= g0) & (g1 > g2) & (g1 > p.edge_over_median * noise)
-    out_e, out_w = [], []
-    for i in range(n):
-        di, ri = np.nonzero(peak[i])
-        if di.size == 0:
-            out_e.append(np.zeros((0, 2)))
-            out_w.append(np.zeros(0))
-            continue
-        strength = g1[i, di, ri]
-        # the strongest few per direction
-        order = np.lexsort((-strength, di))
-        di, ri, strength = di[order], ri[order], strength[order]
-        first = np.r_[0, np.flatnonzero(np.diff(di)) + 1]
-        rank = np.arange(len(di)) - np.repeat(first, np.diff(np.r_[first, len(di)]))
-        keep = rank < p.edges_per_direction
-        di, ri, strength = di[keep], ri[keep], strength[keep]
-        # sub-sample position: the parabola through the peak and its neighbours
-        a, b, c = g0[i, di, ri], g1[i, di, ri], g2[i, di, ri]
-        den = a - 2 * b + c
-        frac = np.where(np.abs(den) > 1e-6, 0.5 * (a - c) / np.where(np.abs(den) > 1e-6, den, 1.0), 0.0)
-        r = rad[ri + 1] + np.clip(frac, -0.5, 0.5) * (rad[1] - rad[0])
-        out_e.append(expect[i] + r[:, None] * dirs[di])
-        out_w.append(di.astype(np.float64))  # the direction index: one vote per direction
-    return out_e, out_w
-
-
-def _rim(edges: np.ndarray, direction: np.ndarray, centre: np.ndarray, nadir: np.ndarray, s_max: float,
-         p: StackHeightParams) -> tuple[np.ndarray, float, float] | None:
-    """The top's rim among `edges` (E, 2): (centre (2,), radius, radius sigma), board units."""
-    if len(edges) < 8:
-        return None
-    d = centre - nadir
-    dist = float(np.linalg.norm(d))
-    u = d / dist if dist > 1e-6 else np.array([1.0, 0.0])
-    v = np.array([-u[1], u[0]])
-    # centres: from the square's centre along the nadir direction as far as the tallest stack
-    # moves its top, and as far as a man lies off its square's centre either way
-    a = np.arange(-p.placement, dist * (s_max - 1.0) + p.placement + 1e-9, p.centre_step)
-    b = np.arange(-p.placement, p.placement + 1e-9, p.centre_step)
-    cen = centre + a[:, None, None] * u + b[None, :, None] * v  # (A, B, 2)
-    cen = cen.reshape(-1, 2)
-    r_lo, r_hi = p.radius_range
-    nbins = math.ceil((r_hi - r_lo) / p.radius_step) + 1
-    dist_e = np.linalg.norm(edges[None, :, :] - cen[:, None, :], axis=2)  # (C, E)
-    bins = np.rint((dist_e - r_lo) / p.radius_step).astype(int)
-    inside = (bins >= 0) & (bins < nbins)
-    flat = (np.arange(len(cen))[:, None] * (nbins + 2) + bins + 1)
-    acc = np.zeros(len(cen) * (nbins + 2))
-    # a vote in its radius bin, half in each neighbour (the centre grid's own step)
-    for off, wv in ((-1, 0.5), (0, 1.0), (1, 0.5)):
-        acc += wv * np.bincount((flat + off)[inside], minlength=acc.size)[: acc.size]
-    acc = acc.reshape(len(cen), nbins + 2)
-    acc = acc[:, 1:-1]
-    best_per_r = acc.max(axis=0)
-    top = float(best_per_r.max())
-    if top < 0.3 * p.directions:
-        return None
-    # the rim: the largest radius nearly as well supported as the best
-    strong = np.flatnonzero(best_per_r >= p.rim_support * top)
-    rb = int(strong.max())
-    # the local maximum of that ridge (a neighbouring bin may hold a little more)
-    while rb + 1 < nbins and best_per_r[rb + 1] >= best_per_r[rb]:
-        rb += 1
-    while rb - 1 >= 0 and best_per_r[rb - 1] > best_per_r[rb]:
-        rb -= 1
-    c0 = cen[int(np.argmax(acc[:, rb]))]
-    r0 = r_lo + rb * p.radius_step
-    return _circle_fit(edges, direction, c0, r0, 2.5 * p.radius_step)
-
-
-def _circle_fit(edges: np.ndarray, direction: np.ndarray, c0: np.ndarray, r0: float, tol: float
-                ) -> tuple[np.ndarray, float, float] | None:
-    """Least-squares circle through the edge points within `tol` of the circle (c0, r0), one
-    per direction (the nearest), a few Gauss-Newton steps; (centre, radius, radius sigma)."""
-    c, r = np.asarray(c0, np.float64), float(r0)
-    for _ in range(4):
-        res = np.linalg.norm(edges - c, axis=1) - r
-        near = np.abs(res) < tol
-        if near.sum() < 8:
-            return None
-        # the nearest per direction
-        idx = np.flatnonzero(near)
-        order = np.lexsort((np.abs(res[idx]), direction[idx]))
-        idx = idx[order]
-        first = np.r_[True, np.diff(direction[idx]) != 0]
-        idx = idx[first]
-        q = edges[idx]
-        vec = q - c
-        dn = np.maximum(np.linalg.norm(vec, axis=1), 1e-9)
-        J = np.c_[-vec / dn[:, None], -np.ones(len(q))]
-        e = dn - r
-        step, *_ = np.linalg.lstsq(J, -e, rcond=None)
-        c = c + step[:2]
-        r = r + float(step[2])
-        tol = max(0.6 * tol, 3.0 * float(np.sqrt(np.mean(e**2))), 0.004)
-    res = np.linalg.norm(q - c, axis=1) - r
-    rms = max(float(np.sqrt(np.mean(res**2))), 1e-4)
-    # the radius of a circle fitted to n points around it: rms / sqrt(n / 2) (about)
-    return c, r, rms / math.sqrt(max(len(q) / 2.0, 1.0))
+    return vals, rad, dirs

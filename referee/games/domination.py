@@ -5,7 +5,8 @@ lines (`vision.domination_board.domination_board_moved`); a board found again fr
 pattern keeps the corner order closest to the one before (the pattern looks the same after a
 quarter turn). The tops and heights (through the calibration, or without one through the camera
 measured on the board's own grid, `vision.board_camera`) are read by
-`vision.domination.read_tops`; two readings agree when every cell shows the same top; the match
+`vision.domination.read_tops`; on a chessboard the tops by `vision.chess_tops.read_chess_tops`
+and the men's heights by `vision.chess_heights.stack_heights`; two readings agree when every cell shows the same top; the match
 is `referee.domination_match.DominationMatch`, which infers the moves. Its own controls: an
 invisible reserve placement, and the colour model sampled from the start position.
 """
@@ -168,8 +169,18 @@ class DominationGame(Game):
         from vision.domination import read_tops
 
         if board.method == "chessboard":  # draughts men on a chessboard (issue 19)
+            from vision.chess_heights import stack_heights
+
             chess = read_chess_tops(image, board, colours or {}, intrinsics=intrinsics)
-            return TopsReading(tops=dict(chess.tops), heights=None, height_sigma=None)
+            occupied = [c for c, t in chess.tops.items() if t != "."]
+            # the men's heights through the calibration, or the camera the chessboard finder
+            # took from the board's own grid (men of the module's default thickness); as for
+            # the kit's board they only settle ambiguity, their sigmas say how little some tell
+            got = stack_heights(image, board, occupied, intrinsics=intrinsics) if occupied else None
+            if got is None or not got.heights:
+                return TopsReading(tops=dict(chess.tops), heights=None, height_sigma=None)
+            return TopsReading(tops=dict(chess.tops), heights={c: float(v) for c, v in got.heights.items()},
+                               height_sigma={c: max(float(v), 0.05) for c, v in got.sigma.items()})
         tops = read_tops(image, _with_grid_camera(image, board, intrinsics), colours=colours,
                          intrinsics=intrinsics)
         heights = sigma = None
