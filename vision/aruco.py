@@ -11,9 +11,9 @@ corner error on the simulated table median 0.05 px, max 0.09, against 0.06 and 0
 full frame). The halved frame is thresholded at one adaptive window first (13 px: OpenCV's
 windows are 3, 13 and 23 px; see `_HALVED_WINDOWS_PX`), the other only for the markers that
 window missed: each threshold is one pass over the frame and a contour trace, and every marker
-of the simulated table was found at the first (4.0 -> 2.0 ms on the halved frame). A frame where
-the halved frame misses any of the layout's markers is searched again at full size (markers too
-small for the halved frame).
+of the simulated table was found at the first (3.8 -> 1.9 ms on the halved frame, seeds 8 and
+9). A frame where the halved frame misses any of the layout's markers is searched again at full
+size (markers too small for the halved frame).
 """
 
 from __future__ import annotations
