@@ -8,7 +8,11 @@ marker on a board spanning half the frame is then still ~30 px, 5 px per bit, wh
 4), their corners then refined on the full frame (`cv2.cornerSubPix`): a quarter of the pixels
 to threshold and trace, 25-35 -> 6-14 ms on a 1640x1232 frame, and the corners closer (board
 corner error on the simulated table median 0.05 px, max 0.09, against 0.06 and 0.12 found on the
-full frame). A frame where that misses any of the layout's markers is searched again at full
+full frame). The halved frame is thresholded at one adaptive window first (13 px: OpenCV's
+windows are 3, 13 and 23 px; see `_HALVED_WINDOWS_PX`), the other only for the markers that
+window missed: each threshold is one pass over the frame and a contour trace, and every marker
+of the simulated table was found at the first (3.8 -> 1.9 ms on the halved frame, seeds 8 and
+9). A frame where the halved frame misses any of the layout's markers is searched again at full
 size (markers too small for the halved frame).
 """
 
@@ -35,9 +39,14 @@ def detect_aruco_markers(frame: np.ndarray, game: str | None = None) -> dict[int
     small, factor = halve_to(gray, 2 * _MIN_SEARCH_WIDTH_PX - 1)
     found: dict[int, np.ndarray] = {}
     if factor > 1:
-        found = _detect(_aruco_detector(halved=True), small, wanted)
-        for corners in found.values():
-            _refine_corners(gray, corners, factor)
+        for window in _HALVED_WINDOWS_PX:
+            more = _detect(_aruco_detector(window), small, wanted)
+            for marker_id, corners in more.items():
+                if marker_id not in found:
+                    _refine_corners(gray, corners, factor)
+                    found[marker_id] = corners
+            if wanted is not None and wanted <= found.keys():
+                break
     if factor == 1 or len(found) < (len(wanted) if wanted is not None else 1):
         found = _detect(_aruco_detector(), gray, wanted)
     return found
@@ -45,6 +54,14 @@ def detect_aruco_markers(frame: np.ndarray, game: str | None = None) -> dict[int
 
 #: the width the marker search halves the frame down to at least, px
 _MIN_SEARCH_WIDTH_PX = 800
+#: the adaptive threshold windows on the halved frame, px, in the order tried. A marker's black
+#: border is one bit wide, its quiet zone 1.5 bits (`QUIET_ZONE_FRACTION`); a window that spans
+#: both shows the border darker than its surroundings and closes its contour. A kit marker is 6
+#: bits on 0.6 of a cell: on the simulated table's 1640x1232 frames (85-135 px per cell) a bit of
+#: the halved frame is 4.3-6.7 px, which 13 px spans twice; 23 px is for bigger ones (a board
+#: nearer the camera). OpenCV's 3 px window is under any bit the halved frame can read (4 px or
+#: more): it only traces noise and edges.
+_HALVED_WINDOWS_PX = (13, 23)
 
 
 def _detect(detector: Any, gray: np.ndarray, wanted: set[int] | None) -> dict[int, np.ndarray]:
@@ -80,18 +97,17 @@ def _refine_corners(gray: np.ndarray, corners: np.ndarray, factor: int) -> None:
     corners[:] = pts.reshape(4, 2)
 
 
-@functools.lru_cache(maxsize=2)
-def _aruco_detector(halved: bool = False) -> Any:
-    """The DICT_4X4_50 detector, corners refined to subpixel. For the halved frame, its adaptive
-    thresholds skip the 3 px window: that is under a bit of any marker the halved frame can read
-    (4 px or more), so it only traces noise and edges (7.4 -> 5.5 ms, the same markers found)."""
+@functools.lru_cache(maxsize=4)
+def _aruco_detector(window_px: int | None = None) -> Any:
+    """The DICT_4X4_50 detector, corners refined to subpixel: with OpenCV's adaptive threshold
+    windows (3, 13 and 23 px), or with `window_px` only that one (the halved frame's)."""
     import cv2
 
     dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50)
     params = cv2.aruco.DetectorParameters()
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
-    if halved:
-        params.adaptiveThreshWinSizeMin = params.adaptiveThreshWinSizeMin + params.adaptiveThreshWinSizeStep
+    if window_px is not None:
+        params.adaptiveThreshWinSizeMin = params.adaptiveThreshWinSizeMax = int(window_px)
     return cv2.aruco.ArucoDetector(dictionary, params)
 
 

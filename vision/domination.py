@@ -538,11 +538,25 @@ def _sample(frame: np.ndarray, points_px: np.ndarray) -> np.ndarray:
 
 
 def _sample_maps(frame: np.ndarray, map_x: np.ndarray, map_y: np.ndarray, n: int) -> np.ndarray:
-    """Bilinear samples (n, 3) float32 of `frame` at the first n points of the maps (px)."""
+    """Bilinear samples (n, 3) float32 of `frame` at the first n points of the maps: x and y
+    in px (float32), or `_fixed_maps`' pair."""
     import cv2
 
     out = cv2.remap(frame, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return out.reshape(-1, 3)[:n].astype(np.float32)
+
+
+def _fixed_maps(map_x: np.ndarray, map_y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Float32 maps (px) in `cv2.remap`'s fixed point: (int16 (..., 2) whole pixels, uint16
+    (...) the fraction in 1/32 px steps). Bilinear weights at 1/32 px move a sample by at most
+    1/64 px, a sixtieth of the edges' own sigma (`edge_sigma_px`); remap reads these twice as
+    fast as float maps (it converts those on every call)."""
+    import cv2
+
+    shape = map_x.shape
+    xy, frac = cv2.convertMaps(np.ascontiguousarray(map_x.reshape(1, -1)),
+                               np.ascontiguousarray(map_y.reshape(1, -1)), cv2.CV_16SC2)
+    return xy.reshape(shape + (2,)), frac.reshape(shape)
 
 
 def _disc_points(radius: float, rings: int, per_ring: int) -> np.ndarray:
@@ -566,9 +580,13 @@ def _shift_grid(params: TopsParams) -> np.ndarray:
 
 
 def _edge_profiles(
-    prof: np.ndarray, s_lo: np.ndarray, step: float, halfwidth_px: float = 1.0
+    prof: np.ndarray, s_lo: np.ndarray, step: float, halfwidth_px: float = 1.0,
+    gains: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Colour-edge strength along each profile (C, J, S') and the position of its first sample."""
+    """Colour-edge strength along each profile (C, J, S') and the position of its first sample;
+    with `gains` (3,) that of the profiles times them per channel (the white balance: the
+    difference is linear, so the gains weigh the squared channel differences instead of
+    every sample being multiplied first)."""
     import cv2
 
     # [1 2 1] / 4 smoothing along s, then a central difference of +-k_d samples: one correlation
@@ -581,9 +599,11 @@ def _edge_profiles(
     rows = np.ascontiguousarray(prof, dtype=np.float32).reshape(n_c * n_j, n_s, 3)
     diff = cv2.filter2D(rows, -1, kernel, anchor=(0, 0), borderType=cv2.BORDER_CONSTANT)
     n_e = n_s - 2 - 2 * k_d
-    diff = diff[:, :n_e]
-    edge = np.sqrt(diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2).reshape(n_c, n_j, n_e)
-    return edge, s_lo + (k_d + 1) * step
+    weights = np.ones((1, 3), np.float32) if gains is None else np.asarray(gains, np.float32).reshape(1, 3) ** 2
+    # the channels' squares summed with the weights, in OpenCV (numpy's per-channel slices of a
+    # last axis of 3 are several times slower)
+    edge = cv2.sqrt(cv2.transform(cv2.multiply(diff, diff), weights))
+    return edge.reshape(n_c * n_j, n_s)[:, :n_e].reshape(n_c, n_j, n_e), s_lo + (k_d + 1) * step
 
 
 def _gather(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -675,16 +695,16 @@ def _outline_candidates(
         # only the innermost maximum, at the centroid of the edge strength around it: the window
         # of e_0 indices (i_s = index + 1) within [first+1-before, first+1+after], gathered
         first = np.argmax(is_max, axis=2)  # (C, J)
-        found = np.take_along_axis(is_max, first[..., None], axis=2)[..., 0]
+        found = _gather(is_max, first)
         n_before = math.floor(params.outline_before_px / step + 1e-9)
         n_after = math.floor(params.outline_after_px / step + 1e-9)
         win = first[..., None] + np.arange(-n_before, n_after + 1)  # (C, J, W)
         inside = (win >= 0) & (win <= n_e - 3)
-        e_win = np.where(inside, np.take_along_axis(e_0, np.clip(win, 0, n_e - 3), axis=2), 0.0)
+        e_win = np.where(inside, _take_windows(e_0, np.clip(win, 0, n_e - 3)), 0.0)
         s0w = e_win.sum(axis=2)
         s1w = (e_win * (win + 1)).sum(axis=2)
         centroid = s_edge0 + step * s1w / np.maximum(s0w, 1e-9)
-        e_first = np.take_along_axis(e_0, first[..., None], axis=2)[..., 0]
+        e_first = _gather(e_0, first)
         pos1 = np.where(found, centroid, np.inf)[..., None]
         strength1 = (np.where(found, e_first, 0.0) / (e_max[..., 0] + 1e-6))[..., None]
         return pos1, strength1
@@ -706,7 +726,16 @@ def _outline_candidates(
 def _top_colour(prof: np.ndarray) -> np.ndarray:
     """A top's own colour (C, 3) from its profiles (C, J, S, 3): the median of the innermost
     samples of every direction (they lie inside the top face for every height)."""
-    return np.median(prof[:, :, 1:5].reshape(prof.shape[0], -1, 3), axis=1)
+    return _median_rows(prof[:, :, 1:5].reshape(prof.shape[0], -1, 3))
+
+
+def _median_rows(values: np.ndarray) -> np.ndarray:
+    """`np.median(values, axis=1)` of finite values by one sort (np.median's partition is
+    several times slower on these short rows)."""
+    v = np.sort(values, axis=1)
+    n = v.shape[1]
+    lo, hi = v[:, (n - 1) // 2], v[:, n // 2]
+    return lo if n % 2 else (lo + hi) / 2
 
 
 def _darkening_crossings(
@@ -761,8 +790,8 @@ def _darkening_crossings(
         i1[sub] = np.argmax(over[sub], axis=2)
     found = over.any(axis=2) & (i1 > 0)
     i1c = np.maximum(i1, 1)
-    d1 = np.take_along_axis(dark, i1c[..., None], 2)[..., 0]
-    d0 = np.take_along_axis(dark, (i1c - 1)[..., None], 2)[..., 0]
+    d1 = _gather(dark, i1c)
+    d0 = _gather(dark, i1c - 1)
     frac = np.clip((fraction - d0) / np.maximum(d1 - d0, 1e-6), 0.0, 1.0)
     pos = s_lo + step * (i1c - 1 + frac + 1)  # +1: the smoothed profile starts one sample in
     win = np.clip(i1c[..., None] + np.arange(0, max(1, round(reach_px / step)) + 1), 0, n_d - 1)
@@ -788,22 +817,25 @@ def _glare_levels(
 
 def _flank_fraction(
     prof: np.ndarray, s_lo: np.ndarray, step: float, pos: np.ndarray, reach_px: float = 2.5,
-    top: np.ndarray | None = None,
+    top: np.ndarray | None = None, gains: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per profile (C, J, S, 3) with an outline at `pos` (C, J) px: the outer flank's share
     |O - R| / (|T - R| + |O - R|) of the outline's two flanks, T the top's colour (`top` (C, 3),
     by default `_top_colour(prof)`), R the darkest sample (along T) within `reach_px` of the
-    outline, O the sample `reach_px` beyond it; nan where there is no outline."""
+    outline, O the sample `reach_px` beyond it; nan where there is no outline. With `gains`
+    (3,), of the profiles times them per channel (`top` then as in those)."""
     n_c, _, n_s, _ = prof.shape
-    top = _top_colour(prof) if top is None else top  # (C, 3)
+    top = _top_colour(prof) * (1.0 if gains is None else gains) if top is None else top  # (C, 3)
     idx = np.where(np.isfinite(pos), (pos - s_lo) / step, -1.0)
     ok = idx >= 0
     i0 = np.rint(np.where(ok, idx, 0)).astype(np.int64)
     reach = max(1, round(reach_px / step))
     win = np.clip(i0[..., None] + np.arange(-reach, reach + 1), 0, n_s - 1)  # (C, J, W)
     samp = _take_windows(prof, win)  # (C, J, W, 3)
+    if gains is not None:
+        samp = samp * gains
     bright = (samp.reshape(n_c, -1, 3) @ top[:, :, None]).reshape(samp.shape[:3])
-    rim = np.take_along_axis(samp, np.argmin(bright, axis=2)[..., None, None], axis=2)[:, :, 0]
+    rim = _take_windows(samp, np.argmin(bright, axis=2)[..., None])[:, :, 0]
     out = samp[:, :, -1]
     w_in = np.linalg.norm(top[:, None] - rim, axis=-1)
     w_out = np.linalg.norm(out - rim, axis=-1)
@@ -867,7 +899,7 @@ def _refine_fit(
     params: TopsParams,
     pos_dark: np.ndarray | None = None,
     occupied: np.ndarray | None = None,
-    profiles: tuple[np.ndarray, np.ndarray, float] | None = None,
+    profiles: tuple[np.ndarray, np.ndarray, float, np.ndarray] | None = None,
     dark_depth: np.ndarray | None = None,
     saturated: np.ndarray | None = None,
     glare: np.ndarray | None = None,
@@ -892,7 +924,7 @@ def _refine_fit(
     starting from the level (and shift) the previous one rounded to. With
     `frame_offset_sigma_px` > 0, an edge offset common to the frame's `occupied` cells is fitted
     jointly with them (`_frame_offset`) and taken off each height. With `profiles` (the
-    white-balanced profiles, their first position and step) and `flank_gain_px` != 0, each
+    profiles, their first position, step and white balance gains (3,)) and `flank_gain_px` != 0, each
     stack's far-side edges are expected out by its outer flank's share (`_flank_fraction`); with
     them and `candidate_top_fraction` > 0 an edge counts as a candidate from that fraction of the
     top's own colour on (a rim line between the top and a same-coloured lower piece). With
@@ -905,7 +937,7 @@ def _refine_fit(
     tops' colour in those profiles (by default `_top_colour` of them).
     """
     if profiles is not None and top is None:
-        top = _top_colour(profiles[0])  # (C, 3)
+        top = _top_colour(profiles[0]) * profiles[3]  # (C, 3)
     cap = None  # the candidates' threshold at most a fraction of the top's colour
     if top is not None and params.candidate_top_fraction > 0:
         cap = params.candidate_top_fraction * np.linalg.norm(top, axis=-1)
@@ -913,13 +945,13 @@ def _refine_fit(
     if params.first_edge_only:
         # one candidate per direction at most: keep just that one (the passes search fewer)
         first = np.argmin(pos, axis=2)[..., None]
-        pos = np.take_along_axis(pos, first, axis=2)
-        strength = np.take_along_axis(strength, first, axis=2)
+        pos = _gather(pos, first[..., 0])[..., None]
+        strength = _gather(strength, first[..., 0])[..., None]
     pos_near = pos if pos_dark is None else pos_dark[..., None]
     frac = None  # the far side's outer-flank share per direction (`flank_gain_px`)
     if profiles is not None and params.flank_gain_px != 0:
-        prof, s_lo, step = profiles
-        frac = _flank_fraction(prof, s_lo, step, pos[..., 0], params.outline_after_px, top)
+        prof, s_lo, step, gains = profiles
+        frac = _flank_fraction(prof, s_lo, step, pos[..., 0], params.outline_after_px, top, gains)
     kmax = params.max_height
     k, shift = k0, shift0
     h_est = sigma_h = np.zeros(len(k0))
@@ -1093,10 +1125,12 @@ class _Geometry:
     n_floor: int
     n_points: int
     n_samples: int
-    map_x: np.ndarray  # (rows, 512) float32: the reference points and floor patches
-    map_y: np.ndarray
-    prof_map_x: np.ndarray  # (C, J * n_samples) float32: each cell's profiles, one row a cell
-    prof_map_y: np.ndarray
+    # the sampling maps in `cv2.convertMaps`' fixed point (int16 (..., 2) pixel, uint16 (...)
+    # 1/32 px fraction): what `cv2.remap` turns float maps into first, done once per fit
+    map_xy: np.ndarray  # (rows, 512, 2): the reference points and floor patches
+    map_frac: np.ndarray
+    prof_map_xy: np.ndarray  # (C, J * n_samples, 2): each cell's profiles, one row a cell
+    prof_map_frac: np.ndarray
     s_lo: np.ndarray  # (C, J) px: first profile sample along each sampling line
     hyp: np.ndarray  # (C, K, J) px: outline of heights 1..K along the lines
     s_pred: np.ndarray  # (C, L, J) px: outline of levels 0..K+1
@@ -1208,8 +1242,8 @@ def _build_geometry(cam: _Camera, params: TopsParams) -> _Geometry:
         a_f = anchor[..., axis].astype(np.float32)[:, :, None]
         n_f = normal[..., axis].astype(np.float32)[:, :, None]
         prof_maps[axis] = (a_f + s_grid * n_f).reshape(n_cells, -1)
-    map_x = maps[0].reshape(rows, _MAP_COLS)
-    map_y = maps[1].reshape(rows, _MAP_COLS)
+    map_xy, map_frac = _fixed_maps(maps[0].reshape(rows, _MAP_COLS), maps[1].reshape(rows, _MAP_COLS))
+    prof_xy, prof_frac = _fixed_maps(prof_maps[0], prof_maps[1])
 
     # colour samples inside the top face of each height 1..kmax
     col_off = _disc_points(radius * params.colour_radius_frac, 2, 6)
@@ -1220,7 +1254,7 @@ def _build_geometry(cam: _Camera, params: TopsParams) -> _Geometry:
     top_px = cam.project(top_board.reshape(-1, 3)).reshape(n_cells, kmax, m, 2)
 
     geo = _Geometry(
-        n_ref, n_floor, n_points, n_s, map_x, map_y, prof_maps[0], prof_maps[1], s_lo, hyp, s_pred,
+        n_ref, n_floor, n_points, n_s, map_xy, map_frac, prof_xy, prof_frac, s_lo, hyp, s_pred,
         np.ascontiguousarray(shift_dir_all), normal, px_per_cell, shift_grid, top_px,
     )
     for value in vars(geo).values():
@@ -1299,9 +1333,9 @@ def _read(
                         intrinsics is not None)
     sub = _cells_of(geo, occ)
     prof = _sample_profiles(frame, geo, occ, params)
-    prof_wb, edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, sub, params)
+    edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, sub, params)
     h_occ, sig_occ = _refined_heights(
-        prof, prof_wb, wb, board_chroma, ref_rel, ref_bgr, np.ones(len(occ), bool), edge, s_edge0,
+        prof, wb, board_chroma, ref_rel, ref_bgr, np.ones(len(occ), bool), edge, s_edge0,
         k0, shift0, sub, params,
     )
     k_occ, best_occ, d1_occ, d2_occ = _top_colours(frame, sub, h_occ, shift0, wb, board_chroma, ref_rel,
@@ -1431,7 +1465,7 @@ def _sample_floor(frame: np.ndarray, geo: _Geometry) -> tuple[np.ndarray, np.nda
     """The light-square references (C, 4, 3) and the floor patches (C, M, 3) of every cell."""
     n_cells = len(CELLS)
     n_ref, n_floor = geo.n_ref, geo.n_floor
-    samples = _sample_maps(frame, geo.map_x, geo.map_y, n_ref + n_floor)
+    samples = _sample_maps(frame, geo.map_xy, geo.map_frac, n_ref + n_floor)
     return samples[:n_ref].reshape(n_cells, 4, 3), samples[n_ref:].reshape(n_cells, -1, 3)
 
 
@@ -1439,8 +1473,19 @@ def _sample_profiles(frame: np.ndarray, geo: _Geometry, cells: np.ndarray, param
     """The edge profiles (len(cells), n_dir, n_s, 3) of the cells `cells` (indices into CELLS):
     their rows of the profile maps, sampled as they are."""
     n = len(cells) * params.n_directions * geo.n_samples
-    return _sample_maps(frame, geo.prof_map_x[cells], geo.prof_map_y[cells], n).reshape(
+    return _sample_maps(frame, geo.prof_map_xy[cells], geo.prof_map_frac[cells], n).reshape(
         len(cells), params.n_directions, geo.n_samples, 3)
+
+
+def _percentile(values: np.ndarray, q: float) -> float:
+    """`np.percentile(values, q)` (linear between the two nearest ranks) of a 1-d array by one
+    partition (np.percentile's own overhead is 15 times that on ~200 values)."""
+    n = values.size
+    pos = q / 100.0 * (n - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, n - 1)
+    v = np.partition(values, [lo, hi])
+    return float(v[lo] + (pos - lo) * (v[hi] - v[lo]))
 
 
 def _white_balance(ref_s: np.ndarray, calibrated: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -1449,7 +1494,7 @@ def _white_balance(ref_s: np.ndarray, calibrated: bool) -> tuple[np.ndarray, np.
     # the brighter part of the samples: a misplaced sample lands on a grid line or a piece
     flat_ref = ref_s.reshape(-1, 3)
     bright = flat_ref.sum(axis=1)
-    board_ref = np.median(flat_ref[bright >= np.percentile(bright, 40)], axis=0)
+    board_ref = _median_rows(flat_ref[bright >= _percentile(bright, 40.0)].T)
     if float(board_ref.min()) < 8.0:
         raise BoardPoseError(
             f"the board's light squares look black (median BGR {board_ref.round(1).tolist()}): "
@@ -1468,33 +1513,27 @@ def _occupancy(
     # per sample, then the median: the side band of a stack can mix complementary colours
     # (blue over yellow), whose mean or median colour would look grey
     floor_chroma = _chroma(floor_s * wb)  # (C, M, 2)
-    floor_sat = np.median(np.linalg.norm(floor_chroma - board_chroma, axis=2), axis=1)
+    floor_sat = _median_rows(np.linalg.norm(floor_chroma - board_chroma, axis=2))
     return floor_sat, floor_sat > params.empty_saturation
 
 
 def _coarse_heights(
     prof: np.ndarray, wb: np.ndarray, geo: _Geometry, params: TopsParams
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Edge profiles -> coarse height and shift per cell: (white-balanced profiles, edge
-    strength, edge start, level k0 (C,), shift0 (C, 2))."""
-    import cv2
-
-    # per channel, as prof * wb (numpy's broadcast over a last axis of 3 is three times slower)
-    gains = (float(wb[0]), float(wb[1]), float(wb[2]), 0.0)
-    prof_wb = cv2.multiply(prof.reshape(-1, prof.shape[2], 3), gains).reshape(prof.shape)
-    edge, s_edge0 = _edge_profiles(prof_wb, geo.s_lo, params.profile_step_px, params.edge_halfwidth_px)
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Edge profiles -> coarse height and shift per cell: (edge strength of the white-balanced
+    profiles, edge start, level k0 (C,), shift0 (C, 2))."""
+    edge, s_edge0 = _edge_profiles(prof, geo.s_lo, params.profile_step_px, params.edge_halfwidth_px, wb)
     # the coarse fit on every `coarse_direction_step`-th direction (it only picks the level)
     js = slice(None, None, params.coarse_direction_step)
     k0, shift0 = _coarse_fit(
         np.ascontiguousarray(edge[:, js]), s_edge0[:, js], geo.hyp[:, :, js], geo.normal[:, js], geo.shift_grid,
         geo.px_per_cell, params,
     )
-    return prof_wb, edge, s_edge0, k0, shift0
+    return edge, s_edge0, k0, shift0
 
 
 def _refined_heights(
     prof: np.ndarray,
-    prof_wb: np.ndarray,
     wb: np.ndarray,
     board_chroma: np.ndarray,
     ref_rel: np.ndarray,
@@ -1510,7 +1549,7 @@ def _refined_heights(
     """Sub-pixel refinement: height (C,) in [0.5, max_height + 0.49] and its sigma (C,) from the
     edge positions, with the near side's darkening, saturation and glare taken into account."""
     s_lo, step = geo.s_lo, params.profile_step_px
-    # the tops' own colour (raw, and white-balanced as in `prof_wb`), taken once
+    # the tops' own colour (raw, and white-balanced: times `wb`), taken once
     top_raw = _top_colour(prof)  # (C, 3)
     top_wb = top_raw * wb
     pos_dark = dark_depth = saturated = None
@@ -1540,7 +1579,7 @@ def _refined_heights(
             pos_dark[few] = np.inf
     h_est, sigma_h = _refine_fit(
         edge, s_edge0, geo.s_pred, geo.shift_dir, k0, shift0, geo.px_per_cell, params, pos_dark,
-        occupied, (prof_wb, s_lo, step), dark_depth, saturated, glare_all, top_wb,
+        occupied, (prof, s_lo, step, wb), dark_depth, saturated, glare_all, top_wb,
     )
     return np.clip(h_est, 0.5, params.max_height + 0.49), sigma_h
 
@@ -1564,7 +1603,7 @@ def _top_colours(
     top_px = geo.top_px[np.arange(n_cells), k_final - 1]  # (C, M, 2)
     top_px = (top_px + shift0[:, None, :].astype(np.float32)).reshape(-1, 2)
     top_s = _sample(frame, top_px).reshape(n_cells, m, 3)
-    top_chroma = _chroma(np.median(top_s, axis=1) * wb) - board_chroma  # (C, 2)
+    top_chroma = _chroma(_median_rows(top_s) * wb) - board_chroma  # (C, 2)
     d = _hue_distances(top_chroma, ref_rel)  # (C, nL) radians
     order = np.argsort(d, axis=1)
     rows = np.arange(n_cells)

@@ -1,0 +1,60 @@
+"""`referee detect --game domination` over several frames with the same `--corners` (issue 19):
+the board is fitted, and the reader's geometry built, once for all of them; each frame is read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from hardware.sim import RenderOptions, look_at_board, render_domination
+from referee.cli import main
+
+STACKS = {"c3": "G", "d4": "RG", "e5": "GGR", "f6": "R", "b4": "RRGG"}
+
+
+@pytest.fixture(scope="module")
+def frame_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[list[float]]]:
+    rng = np.random.default_rng(19)
+    cam = look_at_board("domination", tilt_deg=8, rotation_deg=4)
+    r = render_domination(STACKS, cam, rng, options=RenderOptions.clean())
+    path = tmp_path_factory.mktemp("detect_domination") / "frame.png"
+    cv2.imwrite(str(path), r.image)
+    return path, r.truth["corners_px"]
+
+
+def _detect_counting(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, path: Path,
+                     corners: list[list[float]], n_frames: int) -> tuple[list[dict], int, int]:
+    """`referee detect --game domination --corners` on `n_frames` copies of the frame: (results,
+    board fits, reader geometries built). The corners are a few hundredths of a pixel off the
+    truth, unlike any other run's: no fit or geometry can come from an earlier one."""
+    import vision.board
+    import vision.domination
+
+    off = np.random.default_rng().uniform(-0.05, 0.05, (4, 2))
+    spec = ",".join(f"{v:.4f}" for xy in np.asarray(corners) + off for v in xy)
+    fits, poses = [], []
+    real_fit, real_pose = vision.board.find_board, vision.domination.camera_from_board
+    monkeypatch.setattr(vision.board, "find_board", lambda *a, **k: fits.append(1) or real_fit(*a, **k))
+    monkeypatch.setattr(vision.domination, "camera_from_board",
+                        lambda *a, **k: poses.append(1) or real_pose(*a, **k))
+    code = main(["detect", "--game", "domination", "--corners", spec] + [str(path)] * n_frames)
+    results = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert code == 0 and len(results) == n_frames
+    return results, len(fits), len(poses)
+
+
+def test_detect_fits_given_corners_once_for_many_frames(capsys: pytest.CaptureFixture[str], frame_file,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    path, corners = frame_file
+    results, fits, poses = _detect_counting(capsys, monkeypatch, path, corners, 3)
+    assert fits == 1, "the board of the given corners is fitted once"
+    # the first frame builds the reader's geometry (once per camera model it tries: without a
+    # calibration, the camera from the board's grid refines its focal length); the others none
+    _, _, poses_one = _detect_counting(capsys, monkeypatch, path, corners, 1)
+    assert poses == poses_one >= 1
+    truth = {c: (STACKS[c][-1] if c in STACKS else ".") for c in results[0]["tops"]}
+    assert all(r["tops"] == truth for r in results)
