@@ -460,7 +460,7 @@ class MappedArray:
         self._write = write
         self._array: np.ndarray | None = None
 
-    def __enter__(self) -> MappedArray:
+    def __enter__(self) -> Self:
         buffer = self._request.buffer(self._stream)
         self._array = _shaped(buffer, self._request.config[self._stream]) if self._reshape \
             else buffer
@@ -1084,7 +1084,7 @@ class Picamera2:
             buffer = buffers[request.slot]
         else:  # a request from before a reconfiguration: a buffer of its own
             buffer = np.empty(config["framesize"], np.uint8)
-        width, height = config["size"]
+        height = config["size"][1]
         if config["format"] in _YUV_FORMATS:
             buffer[: memory.size] = memory.reshape(-1)
         else:

@@ -14,8 +14,8 @@ when it is read (the sensor runs at up to 30 fps, the referee uses at most 8).
 `read_borrowed()` copies nothing (`hardware.source`'s lending protocol): the frame is a read-only
 view of the request's buffer (`MappedArray`; picamera2's allocator keeps every buffer mapped),
 and the request is held until the second read after it, then released (so at most two are held
-between reads: the frame being judged and the one the page may still be drawing; `close()` and a
-lost camera release them all). A 2304x1296 frame is 9 MB: copying it out (`make_array`) cost
+between reads: the frame being judged and the one the page may still be drawing; `close()`
+releases them all, also after the camera was lost: whoever shows the last frame copies it first). A 2304x1296 frame is 9 MB: copying it out (`make_array`) cost
 2.2 ms of CPU a frame unloaded, ~5 ms on a busy machine, with ~1600 page faults.
 
 The page's picture: a second stream, `lores` (YUV420, `preview_width` wide, the main stream's
@@ -505,11 +505,8 @@ class Picamera2Source(SourceBase):
         # the frame lent two reads ago is done with (its successor has been judged): back to
         # the camera before waiting, so it has the buffer for the next frame
         self._release_lent(before_read=self._frames - 1)
-        try:
-            image, timestamp_s, metadata, preview = self._capture(borrow)
-        except SourceLostError:
-            self._release_lent()
-            raise
+        # (a lost camera keeps what it lent until `close()`: the caller may still be showing it)
+        image, timestamp_s, metadata, preview = self._capture(borrow)
         meta = dict(metadata)
         meta["source"] = self.name
         self._frames += 1
