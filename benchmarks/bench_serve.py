@@ -138,7 +138,7 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float,
     # web server's 300 worker threads a reading costs ~40 ms: inside the window it would be
     # counted as the referee's "everything else")
     window: dict[str, Any] = {"state": "before", "frames": 0, "vision_s": 0.0, "record_s": 0.0,
-                              "events": {}}
+                              "read_s": 0.0, "events": {}}
     process = loop.Referee.process
     emit = loop.Referee.emit
     inside = threading.local()
@@ -186,6 +186,36 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float,
 
     loop.Referee.process = timed  # type: ignore[method-assign]
     loop.Referee.emit = timed_emit  # type: ignore[method-assign]
+
+    def timed_read(read: Any) -> Any:
+        # the frame thread's CPU in the camera's read (the capture, the views or copies), less
+        # the fake's writing of the frame into its buffer
+        def wrapped(self: Picamera2Source) -> Any:
+            if window["state"] != "open":
+                return read(self)
+            t0, isp0 = time.thread_time(), _isp_cpu_s(system)
+            try:
+                return read(self)
+            finally:
+                window["read_s"] += time.thread_time() - t0 - (_isp_cpu_s(system) - isp0)
+        return wrapped
+
+    import gc
+
+    collecting = threading.local()
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        # the cyclic garbage collector's CPU, in whichever thread it ran
+        if phase == "start":
+            collecting.t0 = time.thread_time()
+        elif window["state"] == "open" and hasattr(collecting, "t0"):
+            window["gc_s"] = window.get("gc_s", 0.0) + time.thread_time() - collecting.t0
+            window["gc_runs"] = window.get("gc_runs", 0) + 1
+
+    gc.callbacks.append(on_gc)
+    Picamera2Source.read = timed_read(Picamera2Source.read)  # type: ignore[method-assign]
+    Picamera2Source.read_borrowed = timed_read(  # type: ignore[method-assign]
+        Picamera2Source.read_borrowed)
     try:
         main(["serve", "--source", "benchcam", "--max-fps", "8", "--port", str(port),
               "--db", db, "--no-resume"])
@@ -193,7 +223,8 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float,
         start, end = window.get("threads0", {}), window.get("threads1", {})
         print(STATS_PREFIX + json.dumps({
             "frames": window["frames"], "vision_cpu_s": window["vision_s"],
-            "record_cpu_s": window["record_s"], "closed": window["state"] == "closed",
+            "record_cpu_s": window["record_s"], "read_cpu_s": window["read_s"],
+            "gc_cpu_s": window.get("gc_s", 0.0), "gc_runs": window.get("gc_runs", 0), "closed": window["state"] == "closed",
             "process_cpu_s": window.get("cpu1", time.process_time()) - window.get("cpu0", 0.0)
             if "cpu0" in window else 0.0,
             "isp_cpu_s": window.get("isp1", 0.0) - window.get("isp0", 0.0),
@@ -352,6 +383,10 @@ def main() -> int:
         print("bench_serve: the measured window did not close (too few frames?)", file=sys.stderr)
     print(f"{'    of it the match log, ms':<34}{record_ms:>10.1f}  (events: " +
           ", ".join(f"{n} {kind}" for kind, n in sorted(stats["events"].items())) + ")")
+    print(f"{'    of it reading frames, ms':<34}{1e3 * stats.get('read_cpu_s', 0.0) / frames:>10.1f}"
+          "  (the frame thread in the camera's read)")
+    print(f"{'    of it garbage collection, ms':<34}{1e3 * stats.get('gc_cpu_s', 0.0) / frames:>10.1f}"
+          f"  ({stats.get('gc_runs', 0)} collections, any thread)")
     threads = dict(stats.get("threads", {}))
     if "referee-loop" in threads:  # the frame thread: its vision is counted above
         threads["referee-loop, less vision"] = (threads.pop("referee-loop") - stats["vision_cpu_s"]
