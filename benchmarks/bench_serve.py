@@ -230,6 +230,7 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float,
             "isp_cpu_s": window.get("isp1", 0.0) - window.get("isp0", 0.0),
             "threads": {name: cpu_s - start.get(name, 0.0) for name, cpu_s in end.items()},
             "events": window["events"], "preview": "x".join(map(str, lores)) if lores else "no",
+            "sensor_frames_lost": sum(getattr(c, "frames_dropped", 0) for c in system.instances),
             "camera_fps": round(1e6 / max(
                 1, Picamera2Params().frame_duration_limits_us[0]), 1)}), flush=True)
 
@@ -372,7 +373,8 @@ def main() -> int:
           + ("every frame copied out" if args.copy_frames else "frames judged in the camera's "
              "buffers"))
     print(f"{'frames processed':<34}{stats['frames']:>10}")
-    print(f"{'processed frames/s':<34}{stats['frames'] / args.seconds:>10.1f}")
+    print(f"{'processed frames/s':<34}{stats['frames'] / args.seconds:>10.1f}  (sensor frames "
+          f"lost with every buffer held: {stats.get('sensor_frames_lost', 0)})")
     print(f"{'pictures served (640 px)':<34}{counts['pictures']:>10}  (the camera's lores "
           f"picture: {stats['preview']})")
     print(f"{'CPU per processed frame, ms':<34}{total_ms:>10.1f}  (not counted: the fake "
