@@ -156,3 +156,30 @@ def test_the_service_keeps_the_last_frame_when_the_camera_goes(tmp_path: Path) -
     finally:
         service.stop()
     assert not _poisoned(service.referee.last_frame), "kept after the service stopped"
+
+
+class _UnmappingMappedArray(MappedArray):
+    """picamera2 before its allocators: the buffer is unmapped at the end of the `with`, which
+    fails while a view of it is still held."""
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        super().__exit__(exc_type, exc, tb)
+        raise BufferError("cannot close exported pointers exist")
+
+
+class _MappedArrayWithoutWrite:
+    """picamera2 before `MappedArray(..., write=)`."""
+
+    def __init__(self, request: object, stream: str, reshape: bool = True) -> None:
+        raise AssertionError("not reached: called with write=")
+
+
+@pytest.mark.parametrize("old", [_UnmappingMappedArray, _MappedArrayWithoutWrite])
+def test_an_older_picamera2_that_cannot_lend_gets_copies(old: type) -> None:
+    system = _system()
+    source = Picamera2Source(0, Picamera2Params(capture_timeout_s=0.3), size=SIZE,
+                             picamera2_class=system.picamera2_class, mapped_array_class=old)
+    with source:
+        frames = [source.read_borrowed() for _ in range(4)]
+        assert source.lent == 0, "nothing held: every frame was copied out"
+    assert all(not _poisoned(f.image) and f.image.flags.writeable for f in frames)

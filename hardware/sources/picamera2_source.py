@@ -394,12 +394,14 @@ class Picamera2Source(SourceBase):
         return image, timestamp_s, metadata, preview
 
     def _view(self, request: Any, stream: str) -> Any:
-        """A read-only view of `request`'s `stream` buffer (`MappedArray`), or None when this
-        picamera2 unmaps it at the end of the `with` (older versions: `BufferError`)."""
+        """A read-only view of `request`'s `stream` buffer (`MappedArray`), or None (frames are
+        copied from then on) where this picamera2 cannot lend one: older versions unmap the
+        buffer at the end of the `with` (`BufferError`: a view is still held) or have no
+        `write` parameter (`TypeError`)."""
         try:
             with self._mapped_array(request, stream, write=False) as mapped:
                 array = mapped.array
-        except BufferError:  # the mapping is closed with the `with`: copy instead
+        except (BufferError, TypeError):
             self._mapped_array = None
             return None
         if array is not None:
