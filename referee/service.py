@@ -647,18 +647,17 @@ class RefereeService:
         with self._live_target_lock:
             with self._lock:
                 image = self.referee.last_frame
-                if image is not None and self.referee.frame_lent:
-                    # detected outside the lock, while the camera may reuse a lent buffer
-                    self.referee.keep_frame()
-                    image = self.referee.last_frame
                 picker = self._photos.picker if self._photos is not None else None
-            if image is None:
-                return None
-            now = time.monotonic()
-            last = self._live_target
-            if last is not None and (last[1] is image or now - last[0] < LIVE_TARGET_INTERVAL_S):
-                return last[2]
-            answer = detect_live(image, picker)
+                if image is None:
+                    return None
+                now = time.monotonic()
+                last = self._live_target
+                if last is not None and (last[1] is image
+                                         or now - last[0] < LIVE_TARGET_INTERVAL_S):
+                    return last[2]
+                # detected outside the lock, while the camera may reuse a lent frame's buffer
+                shown = np.array(image) if self.referee.frame_lent else image
+            answer = detect_live(shown, picker)
             self._live_target = (now, image, answer)
             return answer
 
