@@ -2,12 +2,15 @@
 
 Runs `referee serve --max-fps 8` in a child process, on a camera that costs what the Pi camera
 costs: the fake picamera2 (picamera2's request queue and event loop thread, 30 fps, 2304x1296 as
-Camera Module 3 streams, run at the frame rate `Picamera2Source` asks for; each frame read is
-copied out of its buffer, as picamera2's `make_array` copies it, with its 640x360 YUV420 `lores`
-picture for the page) showing 60 frames of the simulated table playing a match, rendered before
-the measurement starts, their lores copies too: no frame is rendered or scaled while measuring
-(on a Pi the ISP delivers and scales them; rendering one here takes ~300 ms of CPU and would
-swamp everything). The table changes
+Camera Module 3 streams, run at the frame rate `Picamera2Source` asks for, with libcamera's
+buffers; each frame is judged in its buffer, as `referee serve` reads it (`read_borrowed`:
+picamera2's `MappedArray`, no copy; `--copy-frames`: copied out by `make_array`, as before),
+with its 640x360 YUV420 `lores` picture for the page) showing 60 frames of the simulated table
+playing a match, rendered before the measurement starts, their lores copies too: no frame is
+rendered or scaled while measuring (on a Pi the ISP delivers and scales them; rendering one here
+takes ~300 ms of CPU and would swamp everything), and the fake's writing of each frame into its
+buffer (the ISP's DMA on a Pi: no CPU there; `Picamera2.isp_cpu_s`) is left out of the figures.
+The table changes
 7.5 times a second, a move every ~1.2 s (a busy table: most matches are slower, so the match
 log's share is high here); when the 60 frames run out the players start a new match (`new_match`,
 as a page would) and the recording plays again. One page watches the way the live page does: the
@@ -28,7 +31,7 @@ total by /proc's 10 ms ticks and by threads that ended inside the window.
 
 Target: everything else <= 25 % of the process's CPU per processed frame.
 
-    python benchmarks/bench_serve.py [--seconds 60] [--size 2304x1296]
+    python benchmarks/bench_serve.py [--seconds 60] [--size 2304x1296] [--copy-frames]
 """
 
 from __future__ import annotations
@@ -57,7 +60,8 @@ TABLE_CHANGES_PER_S = 7.5
 
 
 # --- the child: referee serve on a pre-rendered camera ---------------------------------------
-def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
+def child(port: int, size: tuple[int, int], db: str, seconds: float,
+          copy_frames: bool = False) -> None:
     import numpy as np
 
     import hardware
@@ -118,6 +122,8 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
         source = Picamera2Source(0, Picamera2Params(size=size),
                                  picamera2_class=system.picamera2_class)
         source.intrinsics = intrinsics  # type: ignore[attr-defined] - as from a calibration
+        if copy_frames:  # as before frames were lent: every frame read copied out (make_array)
+            source.read_borrowed = None  # type: ignore[assignment,method-assign]
         return source
 
     hardware.register_source("benchcam", open_camera, description="bench_serve's camera")
@@ -132,7 +138,7 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
     # web server's 300 worker threads a reading costs ~40 ms: inside the window it would be
     # counted as the referee's "everything else")
     window: dict[str, Any] = {"state": "before", "frames": 0, "vision_s": 0.0, "record_s": 0.0,
-                              "events": {}}
+                              "read_s": 0.0, "events": {}}
     process = loop.Referee.process
     emit = loop.Referee.emit
     inside = threading.local()
@@ -140,10 +146,11 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
     def timed(self: loop.Referee, image: np.ndarray,
               preview: Any = None) -> list[dict[str, object]]:
         if window["state"] == "before":
+            window["isp0"] = _isp_cpu_s(system)
             window["threads0"] = _thread_cpu()
             window["state"] = "open"
             window["end"] = time.monotonic() + seconds
-            window["cpu0"] = window["cpu1"] = time.process_time()
+            window["cpu0"] = time.process_time()
         if window["state"] != "open":
             return process(self, image, preview)
         t0 = time.thread_time()
@@ -158,8 +165,11 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
             window["record_s"] += inside.record_s
             del inside.record_s
             window["frames"] += 1
-            window["cpu1"] = time.process_time()
+            window["isp1"] = _isp_cpu_s(system)
             if time.monotonic() >= window["end"]:
+                # read once, at the end (with 300 threads a reading of the process's CPU time
+                # costs ~12 us unloaded, more loaded: not once a frame)
+                window["cpu1"] = time.process_time()
                 window["threads1"] = _thread_cpu()
                 window["state"] = "closed"
 
@@ -176,6 +186,36 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
 
     loop.Referee.process = timed  # type: ignore[method-assign]
     loop.Referee.emit = timed_emit  # type: ignore[method-assign]
+
+    def timed_read(read: Any) -> Any:
+        # the frame thread's CPU in the camera's read (the capture, the views or copies), less
+        # the fake's writing of the frame into its buffer
+        def wrapped(self: Picamera2Source) -> Any:
+            if window["state"] != "open":
+                return read(self)
+            t0, isp0 = time.thread_time(), _isp_cpu_s(system)
+            try:
+                return read(self)
+            finally:
+                window["read_s"] += time.thread_time() - t0 - (_isp_cpu_s(system) - isp0)
+        return wrapped
+
+    import gc
+
+    collecting = threading.local()
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        # the cyclic garbage collector's CPU, in whichever thread it ran
+        if phase == "start":
+            collecting.t0 = time.thread_time()
+        elif window["state"] == "open" and hasattr(collecting, "t0"):
+            window["gc_s"] = window.get("gc_s", 0.0) + time.thread_time() - collecting.t0
+            window["gc_runs"] = window.get("gc_runs", 0) + 1
+
+    gc.callbacks.append(on_gc)
+    Picamera2Source.read = timed_read(Picamera2Source.read)  # type: ignore[method-assign]
+    Picamera2Source.read_borrowed = timed_read(  # type: ignore[method-assign]
+        Picamera2Source.read_borrowed)
     try:
         main(["serve", "--source", "benchcam", "--max-fps", "8", "--port", str(port),
               "--db", db, "--no-resume"])
@@ -183,12 +223,22 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float) -> None:
         start, end = window.get("threads0", {}), window.get("threads1", {})
         print(STATS_PREFIX + json.dumps({
             "frames": window["frames"], "vision_cpu_s": window["vision_s"],
-            "record_cpu_s": window["record_s"], "closed": window["state"] == "closed",
-            "process_cpu_s": window.get("cpu1", 0.0) - window.get("cpu0", 0.0),
+            "record_cpu_s": window["record_s"], "read_cpu_s": window["read_s"],
+            "gc_cpu_s": window.get("gc_s", 0.0), "gc_runs": window.get("gc_runs", 0), "closed": window["state"] == "closed",
+            "process_cpu_s": window.get("cpu1", time.process_time()) - window.get("cpu0", 0.0)
+            if "cpu0" in window else 0.0,
+            "isp_cpu_s": window.get("isp1", 0.0) - window.get("isp0", 0.0),
             "threads": {name: cpu_s - start.get(name, 0.0) for name, cpu_s in end.items()},
             "events": window["events"], "preview": "x".join(map(str, lores)) if lores else "no",
+            "sensor_frames_lost": sum(getattr(c, "frames_dropped", 0) for c in system.instances),
             "camera_fps": round(1e6 / max(
                 1, Picamera2Params().frame_duration_limits_us[0]), 1)}), flush=True)
+
+
+def _isp_cpu_s(system: Any) -> float:
+    """The fake's CPU seconds spent writing frames into its buffers, over every camera opened:
+    the ISP's DMA on a Pi, which costs the Pi's CPU nothing."""
+    return sum(getattr(camera, "isp_cpu_s", 0.0) for camera in list(system.instances))
 
 
 def _thread_cpu() -> dict[str, float]:
@@ -240,11 +290,20 @@ def _page(port: int, stop: threading.Event, counts: dict[str, int]) -> None:
                 continue
     reader = threading.Thread(target=read_events, daemon=True)
     reader.start()
+    # one kept-alive connection for the pictures, as a browser reuses its connection
+    pictures = http.client.HTTPConnection("127.0.0.1", port, timeout=5.0)
     while not stop.wait(0.35):
-        status, body = _get(port, "/api/frame.jpg?overlay=1&w=640")
-        if status == 200:
+        try:
+            pictures.request("GET", "/api/frame.jpg?overlay=1&w=640")
+            response = pictures.getresponse()
+            body = response.read()
+        except (OSError, http.client.HTTPException):
+            pictures.close()  # reconnects on the next request
+            continue
+        if response.status == 200:
             counts["pictures"] += 1
             counts["picture_bytes"] += len(body)
+    pictures.close()
     events.close()
 
 
@@ -252,19 +311,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="measured time (default 60)")
     parser.add_argument("--size", default="2304x1296", help="camera stream size (2304x1296)")
+    parser.add_argument("--copy-frames", action="store_true",
+                        help="copy every frame out of the camera's buffer (make_array) instead "
+                             "of judging it in the buffer (read_borrowed): the figure before")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--db", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.lower().split("x"))
     if args.child:
-        child(args.port, (width, height), args.db, args.seconds)
+        child(args.port, (width, height), args.db, args.seconds, args.copy_frames)
         return 0
     port = _free_port()
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.Popen(
             [sys.executable, __file__, "--child", "--port", str(port), "--size", args.size,
-             "--seconds", str(args.seconds),
+             "--seconds", str(args.seconds), *(["--copy-frames"] if args.copy_frames else []),
              "--db", str(Path(tmp) / "bench.sqlite")],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
             env=os.environ | {"PYTHONPATH": str(ROOT)})
@@ -300,27 +362,37 @@ def main() -> int:
         return 1
     stats = json.loads(line.removeprefix(STATS_PREFIX))
     frames = max(1, int(stats["frames"]))
-    total_ms = 1e3 * stats["process_cpu_s"] / frames
+    isp_ms = 1e3 * stats.get("isp_cpu_s", 0.0) / frames
+    total_ms = 1e3 * stats["process_cpu_s"] / frames - isp_ms
     vision_ms = 1e3 * stats["vision_cpu_s"] / frames
     record_ms = 1e3 * stats["record_cpu_s"] / frames
     else_ms = max(0.0, total_ms - vision_ms)
     share = else_ms / total_ms if total_ms > 0 else 0.0
     print(f"referee serve, fake Pi camera {args.size} (a 30 fps sensor at the source's "
-          f"{stats['camera_fps']:g} fps), --max-fps 8, one page watching, {args.seconds:g} s")
+          f"{stats['camera_fps']:g} fps), --max-fps 8, one page watching, {args.seconds:g} s, "
+          + ("every frame copied out" if args.copy_frames else "frames judged in the camera's "
+             "buffers"))
     print(f"{'frames processed':<34}{stats['frames']:>10}")
-    print(f"{'processed frames/s':<34}{stats['frames'] / args.seconds:>10.1f}")
+    print(f"{'processed frames/s':<34}{stats['frames'] / args.seconds:>10.1f}  (sensor frames "
+          f"lost with every buffer held: {stats.get('sensor_frames_lost', 0)})")
     print(f"{'pictures served (640 px)':<34}{counts['pictures']:>10}  (the camera's lores "
           f"picture: {stats['preview']})")
-    print(f"{'CPU per processed frame, ms':<34}{total_ms:>10.1f}")
+    print(f"{'CPU per processed frame, ms':<34}{total_ms:>10.1f}  (not counted: the fake "
+          f"writing frames into its buffers, the ISP's DMA on a Pi, {isp_ms:.1f} ms)")
     print(f"{'  vision and rules, ms':<34}{vision_ms:>10.1f}")
     print(f"{'  everything else, ms':<34}{else_ms:>10.1f}")
     if not stats["closed"]:
         print("bench_serve: the measured window did not close (too few frames?)", file=sys.stderr)
     print(f"{'    of it the match log, ms':<34}{record_ms:>10.1f}  (events: " +
           ", ".join(f"{n} {kind}" for kind, n in sorted(stats["events"].items())) + ")")
+    print(f"{'    of it reading frames, ms':<34}{1e3 * stats.get('read_cpu_s', 0.0) / frames:>10.1f}"
+          "  (the frame thread in the camera's read)")
+    print(f"{'    of it garbage collection, ms':<34}{1e3 * stats.get('gc_cpu_s', 0.0) / frames:>10.1f}"
+          f"  ({stats.get('gc_runs', 0)} collections, any thread)")
     threads = dict(stats.get("threads", {}))
     if "referee-loop" in threads:  # the frame thread: its vision is counted above
-        threads["referee-loop, less vision"] = threads.pop("referee-loop") - stats["vision_cpu_s"]
+        threads["referee-loop, less vision"] = (threads.pop("referee-loop") - stats["vision_cpu_s"]
+                                                - stats.get("isp_cpu_s", 0.0))
     for kind, cpu_s in sorted(threads.items(), key=lambda kv: -kv[1]):
         if cpu_s * 1e3 / frames >= 0.05:
             print(f"{'    thread ' + kind + ', ms':<40}{1e3 * cpu_s / frames:>4.1f}")

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from hardware.source import reader
 from referee.errors import RefereeError
 
 FAULT_ENV = "REFEREE_TEST_FAULT"
@@ -51,6 +52,14 @@ class _DyingSource:
         if self._left <= 0:
             raise InjectedFault(f"{FAULT_ENV}: the frame thread dies here, as asked")
         frame = self._source.read()
+        self._left -= 1
+        return frame
+
+    def read_borrowed(self) -> Any:
+        """As `read`, for a source that lends its frames (`hardware.source.reader`)."""
+        if self._left <= 0:
+            raise InjectedFault(f"{FAULT_ENV}: the frame thread dies here, as asked")
+        frame = reader(self._source)()
         self._left -= 1
         return frame
 

@@ -89,6 +89,9 @@ class Referee:
         #: the camera's own smaller picture of `last_frame` (`hardware.source.Preview`: the Pi
         #: camera's lores stream), for the page's picture; None from sources without one
         self.last_preview: Preview | None = None
+        #: `last_frame` and `last_preview` are lent by the camera (`hardware.source`, "Lending"):
+        #: valid until the source's second read after them; `keep_frame()` before that
+        self.frame_lent = False
         self.last_overlay: np.ndarray | None = None
         self.timings_ms: dict[str, float] = {}
 
@@ -125,6 +128,18 @@ class Referee:
         ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY,
                                                self.settings.snapshot_quality])
         return buf.tobytes() if ok else None
+
+    def keep_frame(self) -> None:
+        """Make `last_frame` (and its preview) copies of their own if the camera lent them: the
+        page goes on showing the last frame after the camera is closed or lost, or while frames
+        are read but not judged."""
+        if not self.frame_lent:
+            return
+        if self.last_frame is not None:
+            self.last_frame = np.array(self.last_frame)
+        if self.last_preview is not None:
+            self.last_preview = self.last_preview.copy()
+        self.frame_lent = False
 
     def overlay_image(self, width: int | None = None) -> np.ndarray | None:
         if self.last_frame is None:

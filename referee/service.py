@@ -22,6 +22,7 @@ import cv2
 import numpy as np
 
 from hardware.errors import CorruptFrameError, EndOfStream, HardwareError, SourceLostError
+from hardware.source import reader
 from referee.errors import CommandError
 from referee.games import registry
 from referee.log import MatchLog
@@ -164,6 +165,9 @@ class RefereeService:
         self._stop = threading.Event()
         self._paused = False
         self._source: Any = None
+        #: the source lends its frames (`hardware.source.reader`): the referee's last frame is in
+        #: the camera's buffer until the second read after it
+        self._lending = False
         self._restarts = 0
         self._camera_state = "starting"
         self._dropped = 0
@@ -277,6 +281,8 @@ class RefereeService:
 
     def _close_source(self) -> None:
         if self._source is not None:
+            with self._lock:  # the page goes on showing the last frame: not the camera's buffer
+                self.referee.keep_frame()
             with contextlib.suppress(Exception):  # closing a broken camera must not crash us
                 self._source.close()
             self._source = None
@@ -311,11 +317,14 @@ class RefereeService:
         try:
             with self._lock:
                 if self._demo_replan:
+                    self.referee.keep_frame()  # not replaced: its buffer goes back soon
                     return False
                 if _tidying(frame):
                     self.referee.last_frame = frame.image
                     self.referee.last_preview = frame.preview
+                    self.referee.frame_lent = self._lending
                     return False
+                self.referee.frame_lent = self._lending
                 self.referee.process(frame.image, frame.preview)
             self._last_error = None
         except Exception as exc:  # noqa: BLE001 - nothing a frame does may stop the referee
@@ -371,7 +380,9 @@ class RefereeService:
                     backoff = min(backoff * 2, 5.0)
                     continue
             try:
-                frame = self._source.read()
+                read = reader(self._source)
+                self._lending = read != self._source.read
+                frame = read()
             except CorruptFrameError:
                 self._dropped += 1
                 continue
@@ -449,10 +460,14 @@ class RefereeService:
                 image = self.referee.overlay_image(width=max_width)
             else:
                 image, preview = self.referee.last_frame, self.referee.last_preview
+                if image is not None:
+                    # made now, under the lock: a lent frame's buffer goes back to the camera
+                    # while the frame thread reads on (a full-size picture is copied)
+                    image = shown_picture(image, preview, max_width)
+                    if self.referee.frame_lent and image is self.referee.last_frame:
+                        image = np.array(image)
         if image is None:
             return None
-        if not overlay:
-            image = shown_picture(image, preview, max_width)
         ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
         return buf.tobytes() if ok else None
 
@@ -633,13 +648,16 @@ class RefereeService:
             with self._lock:
                 image = self.referee.last_frame
                 picker = self._photos.picker if self._photos is not None else None
-            if image is None:
-                return None
-            now = time.monotonic()
-            last = self._live_target
-            if last is not None and (last[1] is image or now - last[0] < LIVE_TARGET_INTERVAL_S):
-                return last[2]
-            answer = detect_live(image, picker)
+                if image is None:
+                    return None
+                now = time.monotonic()
+                last = self._live_target
+                if last is not None and (last[1] is image
+                                         or now - last[0] < LIVE_TARGET_INTERVAL_S):
+                    return last[2]
+                # detected outside the lock, while the camera may reuse a lent frame's buffer
+                shown = np.array(image) if self.referee.frame_lent else image
+            answer = detect_live(shown, picker)
             self._live_target = (now, image, answer)
             return answer
 

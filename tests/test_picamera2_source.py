@@ -32,7 +32,14 @@ from hardware import (
     SourceUnavailableError,
     open_source,
 )
-from hardware.fakes.picamera2 import CompletedRequest, FakeCamera, FakeCameraSystem, Job, Picamera2
+from hardware.fakes.picamera2 import (
+    CompletedRequest,
+    FakeCamera,
+    FakeCameraSystem,
+    Job,
+    MappedArray,
+    Picamera2,
+)
 from hardware.sources.picamera2_source import (
     Picamera2Params,
     Picamera2Source,
@@ -274,6 +281,9 @@ def test_the_fake_keeps_the_real_names_and_signatures() -> None:
         assert list(inspect.signature(getattr(Job, name)).parameters) == params, name
     for name, params in REAL_REQUEST_SIGNATURES.items():
         assert list(inspect.signature(getattr(CompletedRequest, name)).parameters) == params, name
+    # picamera2/request.py `MappedArray` (a view of a request's buffer, no copy)
+    assert list(inspect.signature(MappedArray).parameters) == ["request", "stream", "reshape",
+                                                               "write"]
     assert isinstance(Picamera2.camera_controls, property)
     assert isinstance(Picamera2.camera_properties, property)
     assert callable(Picamera2.global_camera_info)

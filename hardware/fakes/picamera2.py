@@ -37,9 +37,17 @@ Pixel formats as in memory on a Pi: "RGB888" hands out B, G, R bytes (what OpenC
 the two half-size chroma planes (h / 2 rows of stride / 2 bytes each), padding included. Strides
 as the Pi 4's ISP driver (bcm2835-isp) lays rows out and `camera_configuration()` reports them
 ("stride", "framesize"): YUV 64-byte aligned, 24-bit RGB 32 pixels, 32-bit 64 bytes.
-Images are made only when a request's array is taken (`make_array`), as the real buffers are
-filled by the hardware, and each `make_array` is a copy, as the real one copies out of the
-camera's buffer.
+The buffers, as libcamera's: `configure` allocates `buffer_count` of them per stream (the
+`framesize` bytes of `camera_configuration()`), a completed request holds one of each until it is
+released, and a frame that finds every buffer held by the application is not captured (the
+sensor's frame is lost, `Picamera2.frames_dropped`). A request's buffer is filled (the ISP's
+DMA, made here by copying the rendered frame in: `Picamera2.isp_cpu_s` is the CPU that took,
+which a Pi does not spend) when its pixels are first looked at; `make_array` copies out of it, as
+the real one does (`np.array` of the mapped buffer), `MappedArray(request, name)` is a view of
+it, as picamera2's (its allocator maps every buffer once, for good: the view stays readable
+after the `with`, but after `release()` the buffer goes back to the camera and the next frame is
+written into it). `FakeCamera.poison_released` fills a released buffer with `POISON` at once, so
+a test sees a frame that was kept without a copy change under it.
 
 The `lores` stream (`lores={"size": (w, h), "format": "YUV420"}`), as in the real one: its
 defaults are YUV420 at the main stream's size, its size is rounded down to even, it may not be
@@ -136,6 +144,8 @@ _RGB_FORMATS = ("RGB888", "BGR888", "XBGR8888", "XRGB8888")
 _YUV_FORMATS = ("YUV420", "YVU420")
 _FORMATS = _RGB_FORMATS + _YUV_FORMATS
 _STREAM_KEYS = ("format", "size", "stride", "preserve_ar")
+#: what a released buffer is filled with when `FakeCamera.poison_released` is set
+POISON = 0xA5
 #: what `Picamera2.platform` can be: "vc4" (Pi 4 and earlier), "pisp" (Pi 5)
 PLATFORMS = ("vc4", "pisp")
 
@@ -252,6 +262,9 @@ class FakeCamera:
     #: False: the sensor does not answer (cable out): no frames, opening fails
     connected: bool = True
     stop_hangs: bool = False
+    #: a released request's buffers are filled with `POISON` at once (the next frame's pixels
+    #: would overwrite them later): a frame kept past its release without a copy shows it
+    poison_released: bool = False
     location: int = 2
     rotation: int = 180
 
@@ -357,17 +370,22 @@ class Job:
 
 
 class CompletedRequest:
-    """`picamera2.request.CompletedRequest`: `make_array`, `get_metadata`, `acquire`, `release`."""
+    """`picamera2.request.CompletedRequest`: `make_array`, `get_metadata`, `acquire`, `release`.
+    Holds one buffer of each stream (`Picamera2._buffers`) until its last `release()`."""
 
     def __init__(self, camera: Picamera2, index: int, metadata: dict[str, Any],
-                 config: dict[str, Any]) -> None:
+                 config: dict[str, Any], slot: int = 0) -> None:
         self._camera = camera
         self._index = index
         self._metadata = metadata
         self.config = config
         self.ref_count = 1
         self.arrays_made = 0
+        #: which of the camera's buffers this request holds (one per stream)
+        self.slot = slot
         self._scene: BgrImage | None = None  # the frame the sensor saw, for every stream
+        self._filled: dict[str, np.ndarray] = {}  # stream -> its buffer, once filled
+        self._lock = threading.Lock()
 
     def acquire(self) -> None:
         if self.ref_count == 0:
@@ -378,23 +396,82 @@ class CompletedRequest:
         if self.ref_count <= 0:
             raise RuntimeError("CompletedRequest: lock now has negative ref_count")
         self.ref_count -= 1
+        if self.ref_count == 0:
+            self._camera._recycle(self)
 
     @property
     def released(self) -> bool:
         return self.ref_count == 0
 
-    def make_array(self, name: str) -> np.ndarray:
+    def buffer(self, name: str) -> np.ndarray:
+        """Stream `name`'s buffer as the hardware filled it: 1-D uint8, `framesize` bytes (a
+        truncated frame: fewer). What `_MappedBuffer` maps."""
         if self.ref_count == 0:
             raise RuntimeError("CompletedRequest: buffer used after release")
         if self.config.get(name) is None:
             raise RuntimeError(f"Stream {name!r} is not defined")  # as the real one says
+        with self._lock:
+            filled = self._filled.get(name)
+            if filled is None:
+                if self._scene is None:
+                    self._scene = self._camera._scene(self._index,
+                                                      tuple(self.config["main"]["size"]))
+                filled = self._camera._fill(self, name, self._scene)
+                self._filled[name] = filled
+        return filled
+
+    def make_array(self, name: str) -> np.ndarray:
         self.arrays_made += 1
-        if self._scene is None:
-            self._scene = self._camera._scene(self._index, tuple(self.config["main"]["size"]))
-        return self._camera._render(self._index, self._metadata, self.config, name, self._scene)
+        return _shaped(np.array(self.buffer(name), dtype=np.uint8), self.config[name])
 
     def get_metadata(self) -> dict[str, Any]:
         return dict(self._metadata)
+
+
+def _shaped(buffer: np.ndarray, config: Mapping[str, Any]) -> np.ndarray:
+    """A 1-D buffer as picamera2's `Helpers.make_array` / `MappedArray` shape it: RGB (h, w, 3
+    or 4) without the rows' padding, YUV420 (h * 3 // 2, stride); a truncated buffer as it is."""
+    fmt = config["format"]
+    width, height = config["size"]
+    stride = config["stride"]
+    if buffer.size < config["framesize"]:
+        return buffer  # a truncated buffer: the caller finds it cut
+    buffer = buffer[: config["framesize"]]
+    if fmt in _YUV_FORMATS:
+        return buffer.reshape(height * 3 // 2, stride)
+    channels = 4 if fmt.startswith("X") else 3
+    rows = buffer.reshape(height, stride)
+    if stride != width * channels:
+        rows = rows[:, : width * channels]
+    return rows.reshape(height, width, channels)
+
+
+class MappedArray:
+    """`picamera2.request.MappedArray(request, stream, reshape=True, write=True)`: `array` is a
+    view of the request's buffer inside the `with` (shaped as `make_array` shapes it, padding
+    and all for YUV). As in picamera2 (its allocator maps each buffer once), the memory stays
+    mapped after the `with`; it holds this frame only until the request is released."""
+
+    def __init__(self, request: CompletedRequest, stream: str, reshape: bool = True,
+                 write: bool = True) -> None:
+        self._request = request
+        self._stream = stream
+        self._reshape = reshape
+        self._write = write
+        self._array: np.ndarray | None = None
+
+    def __enter__(self) -> Self:
+        buffer = self._request.buffer(self._stream)
+        self._array = _shaped(buffer, self._request.config[self._stream]) if self._reshape \
+            else buffer
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self._array = None
+
+    @property
+    def array(self) -> np.ndarray | None:
+        return self._array
 
 
 class Picamera2:
@@ -452,6 +529,7 @@ class Picamera2:
         self.controls_set: list[dict[str, Any]] = []
         self._controls: dict[str, Any] = {}
         self.lock = threading.Lock()  # protects _job_list and completed_requests, as in the real one
+        self._free_lock = threading.Lock()  # protects _free_slots (`release` from any thread)
         self._job_list: list[Job] = []
         self.completed_requests: list[CompletedRequest] = []
         self._max_queue_len = 1
@@ -465,6 +543,13 @@ class Picamera2:
         self._abort = threading.Event()
         self._loop_thread: threading.Thread | None = None
         self.stop_count = 0
+        #: stream -> its `buffer_count` buffers (allocated by `configure`); the free slots
+        self._buffers: dict[str, list[np.ndarray]] = {}
+        self._free_slots: list[int] = []
+        #: frames the sensor made while the application held every buffer (not captured)
+        self.frames_dropped = 0
+        #: CPU seconds spent filling buffers (the ISP's DMA on a Pi: no CPU there)
+        self.isp_cpu_s = 0.0
 
     # --- properties -------------------------------------------------------------------------
     @property
@@ -593,8 +678,32 @@ class Picamera2:
                 stream["stride"] = stride_bytes(stream["format"], width)
                 stream["framesize"] = frame_bytes(stream["format"], width, height)
         self.camera_config = camera_config
+        self._allocate(camera_config)
         self._max_queue_len = 1 if camera_config.get("queue", True) else 0
         self._controls = dict(camera_config.get("controls", {}))
+
+    def _allocate(self, config: Mapping[str, Any]) -> None:
+        """libcamera's buffers: `buffer_count` per stream, each `framesize` bytes (touched now,
+        as the kernel's CMA buffers are resident: no page faults when frames are written)."""
+        count = max(1, int(config.get("buffer_count", 4)))
+        with self.lock:
+            self._buffers = {
+                name: [np.full(config[name]["framesize"], POISON, np.uint8) for _ in range(count)]
+                for name in ("main", "lores") if config.get(name) is not None}
+            with self._free_lock:
+                self._free_slots = list(range(count))
+
+    def _recycle(self, request: CompletedRequest) -> None:
+        """A request released for good: its buffers go back to the camera (poisoned if asked)."""
+        if self._camera.poison_released:
+            for name in request._filled:
+                buffers = self._buffers.get(name)
+                if buffers is not None and request.slot < len(buffers):
+                    buffers[request.slot].fill(POISON)
+        request._filled.clear()
+        with self._free_lock:
+            if request.config is self.camera_config and request.slot not in self._free_slots:
+                self._free_slots.append(request.slot)
 
     @staticmethod
     def _check_stream(stream: Mapping[str, Any], name: str) -> None:
@@ -667,8 +776,13 @@ class Picamera2:
             if time.monotonic() >= next_frame:
                 next_frame = max(next_frame + self._frame_period_s(), time.monotonic())
                 if self.started and self._receiving():
-                    with self.lock:
-                        new.append(self._complete_request())
+                    with self._free_lock:
+                        slot = self._free_slots.pop(0) if self._free_slots else None
+                    if slot is None:
+                        self.frames_dropped += 1  # every buffer is held: the frame is lost
+                    else:
+                        with self.lock:
+                            new.append(self._complete_request(slot))
             self._handle_requests(new)
 
     def _frame_period_s(self) -> float:
@@ -693,7 +807,7 @@ class Picamera2:
         for job in finished:
             job.signal()
 
-    def _complete_request(self) -> CompletedRequest:
+    def _complete_request(self, slot: int = 0) -> CompletedRequest:
         cam = self._camera
         index = self.frames
         self.frames += 1
@@ -715,7 +829,7 @@ class Picamera2:
             metadata["LensPosition"] = self._lens_position
             metadata["AfState"] = self._af_state
         assert self.camera_config is not None
-        return CompletedRequest(self, index, metadata, self.camera_config)
+        return CompletedRequest(self, index, metadata, self.camera_config, slot)
 
     def _step_autofocus(self) -> None:
         controls = self._controls
@@ -932,8 +1046,9 @@ class Picamera2:
 
     def _render(self, index: int, metadata: Mapping[str, Any], config: Mapping[str, Any],
                 name: str = "main", scene: BgrImage | None = None) -> np.ndarray:
-        """Stream `name`'s buffer of frame `index` as memory holds it, in its format, copied
-        out as `make_array` does; `scene`: the request's frame at the main stream's size."""
+        """Stream `name`'s picture of frame `index` in its format (RGB: (h, w, 3 or 4); YUV:
+        (h * 3 // 2, stride)), before it is laid into a buffer; `scene`: the request's frame at
+        the main stream's size. May be a cached array: never write into it."""
         import cv2
 
         cam = self._camera
@@ -952,12 +1067,32 @@ class Picamera2:
             if sigma > 0.3:
                 bgr = cv2.GaussianBlur(bgr, (0, 0), sigma)
         if fmt in _YUV_FORMATS:
-            memory = cam.isp_yuv(bgr, fmt)
-        else:
-            memory = bgr if fmt in ("RGB888", "XRGB8888") else bgr[:, :, ::-1]
-            if fmt.startswith("X"):
-                memory = np.dstack([memory, np.full(memory.shape[:2], 255, np.uint8)])
-        memory = np.array(memory, order="C", copy=True)  # out of the camera's buffer
-        if cam.corrupt_every_n and (index + 1) % cam.corrupt_every_n == 0:
-            memory = memory.reshape(-1)[: memory.size // 3]  # a truncated 1-D buffer
+            return cam.isp_yuv(bgr, fmt)
+        memory = bgr if fmt in ("RGB888", "XRGB8888") else bgr[:, :, ::-1]
+        if fmt.startswith("X"):
+            memory = np.dstack([memory, np.full(memory.shape[:2], 255, np.uint8)])
         return memory
+
+    def _fill(self, request: CompletedRequest, name: str, scene: BgrImage) -> np.ndarray:
+        """Write frame `request`'s picture into its buffer of stream `name`, as the ISP does
+        (timed into `isp_cpu_s`); the buffer (1-D; a truncated frame's is cut short)."""
+        started = time.thread_time()
+        config = request.config[name]
+        memory = self._render(request._index, request._metadata, request.config, name, scene)
+        buffers = self._buffers.get(name, [])
+        if request.config is self.camera_config and request.slot < len(buffers):
+            buffer = buffers[request.slot]
+        else:  # a request from before a reconfiguration: a buffer of its own
+            buffer = np.empty(config["framesize"], np.uint8)
+        height = config["size"][1]
+        if config["format"] in _YUV_FORMATS:
+            buffer[: memory.size] = memory.reshape(-1)
+        else:
+            row_bytes = memory.shape[1] * memory.shape[2]
+            rows = buffer[: config["stride"] * height].reshape(height, config["stride"])
+            np.copyto(rows[:, :row_bytes], memory.reshape(height, row_bytes))
+        cam = self._camera
+        if cam.corrupt_every_n and (request._index + 1) % cam.corrupt_every_n == 0:
+            buffer = buffer[: buffer.size // 3]  # a truncated buffer
+        self.isp_cpu_s += time.thread_time() - started
+        return buffer
