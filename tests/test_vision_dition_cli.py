@@ -138,6 +138,7 @@ def test_detect_fits_given_corners_once_for_many_frames(capsys: pytest.CaptureFi
     import shutil
 
     import vision.board
+    import vision.dition
 
     path, corners = frame_file
     spec = ",".join(f"{v:.3f}" for xy in corners for v in xy)
@@ -152,9 +153,15 @@ def test_detect_fits_given_corners_once_for_many_frames(capsys: pytest.CaptureFi
     # (a fit without intrinsics calls itself once more, without the lens estimate)
     monkeypatch.setattr(vision.board, "find_board",
                         lambda *a, **k: calls.append(k.get("estimate_lens", True)) or real(*a, **k))
+    # (and the disc reader's tables of that board are built once too, not once per frame)
+    tables = []
+    real_tables = vision.dition.DiscTables.__init__
+    monkeypatch.setattr(vision.dition.DiscTables, "__init__",
+                        lambda self, *a, **k: tables.append(a[0]) or real_tables(self, *a, **k))
     code, results = _run(capsys, "--corners", spec, *images)
     assert code == 0 and len(results) == 3
     assert calls.count(True) == 1
+    assert len(tables) == 1
     assert results[0]["discs"] == results[2]["discs"]
 
 

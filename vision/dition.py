@@ -72,7 +72,7 @@ from vision.geometry import (
     board_to_image_maps,
     camera_geometry,
     check_frame,
-    rectify,
+    rectify_maps,
 )
 
 Colour = Literal["black", "white"]
@@ -233,11 +233,49 @@ class DiscReading:
         }
 
 
+class DiscTables:
+    """What `detect_discs` needs of one known board that no frame changes: the rectification's
+    maps, the board -> image table the profiles' points are looked up in, the camera above the
+    board. Built once per board, camera, frame size and parameters (`DiscTables.matches`); the
+    referee loop keeps one and hands it to every frame's `detect_discs`."""
+
+    def __init__(self, board: BoardFit, frame_size: tuple[int, int], params: DiscParams = DiscParams(),
+                 intrinsics: Intrinsics | None = None) -> None:
+        intrinsics = board_intrinsics(board, intrinsics)
+        self.board, self.frame_size, self.params, self.intrinsics = board, (int(frame_size[0]), int(frame_size[1])), \
+            params, intrinsics
+        s, m = params.scale_px_per_unit, params.margin_board
+        #: rectified pixel -> frame: a 3x3 matrix (no distortion) or remap maps; the image's side
+        self.rectify_maps = rectify_maps(board, s, m, intrinsics)
+        self.rect_side_px = round((board.size_board + 2 * m) * s) + 1
+        #: (n, n) float32 frame pixels x and y of board point (u / scale - margin, v / scale -
+        #: margin) at [v, u] (`LOOKUP_SCALE_PX_PER_UNIT`, `LOOKUP_MARGIN_BOARD`; one table a
+        #: coordinate: OpenCV's remap of a one-channel float table is exact bilinear, of a
+        #: two-channel one it rounds the weights to 1/32, 0.06 px here)
+        self.lookup_px = board_to_image_maps(board, intrinsics, scale_px_per_unit=LOOKUP_SCALE_PX_PER_UNIT,
+                                             margin_board=LOOKUP_MARGIN_BOARD)
+        self.geometry = camera_geometry(board, self.frame_size, intrinsics, params.default_hfov_deg)
+
+    def matches(self, board: BoardFit, frame_size: tuple[int, int], params: DiscParams,
+                intrinsics: Intrinsics | None) -> bool:
+        """Whether these are the tables of this board, frame size (w, h), parameters and camera."""
+        return (board is self.board and tuple(frame_size) == self.frame_size and params == self.params
+                and board_intrinsics(board, intrinsics) == self.intrinsics)
+
+    def rectify(self, frame: np.ndarray) -> np.ndarray:
+        """The top-down board image at `scale_px_per_unit` with `margin_board` (vision.geometry.rectify)."""
+        import cv2
+
+        maps, n = self.rectify_maps, self.rect_side_px
+        if isinstance(maps, tuple):
+            return cv2.remap(frame, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        return cv2.warpPerspective(frame, maps, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                                   borderMode=cv2.BORDER_REPLICATE)
+
+
 # --------------------------------------------------------------------------------------------
 # the stage
 # --------------------------------------------------------------------------------------------
-
-
 
 
 def detect_discs(
@@ -246,17 +284,22 @@ def detect_discs(
     params: DiscParams = DiscParams(),
     *,
     intrinsics: Intrinsics | None = None,
+    tables: DiscTables | None = None,
 ) -> list[DiscReading]:
     """Every disc on the Dition board, sorted by (y, x). Without intrinsics, the lens model
-    estimated with the board (vision.lens, BoardFit.extra["intrinsics"]) is used if any."""
+    estimated with the board (vision.lens, BoardFit.extra["intrinsics"]) is used if any.
+    `tables`: the board's `DiscTables` (built here when not given, or of another board)."""
     import cv2
 
     intrinsics = board_intrinsics(board, intrinsics)
     check_frame(frame)
+    frame_size = (frame.shape[1], frame.shape[0])
+    if tables is None or not tables.matches(board, frame_size, params, intrinsics):
+        tables = DiscTables(board, frame_size, params, intrinsics)
     s = params.scale_px_per_unit
     m = params.margin_board
-    rect_bgr = rectify(frame, board, s, m, intrinsics) if frame.ndim == 3 else None
-    rect = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2GRAY) if rect_bgr is not None else rectify(frame, board, s, m, intrinsics)
+    rect_bgr = tables.rectify(frame) if frame.ndim == 3 else None
+    rect = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2GRAY) if rect_bgr is not None else tables.rectify(frame)
     rectf = rect.astype(np.float32)
     cands, votes = _candidates(*_vote_channels(rect_bgr if rect_bgr is not None else rect, params), params)
     # discs hemmed in on all sides by their own colour have little outline to vote with, but
@@ -331,7 +374,7 @@ def detect_discs(
     reads_black = is_black if rect_bgr is None else (
         (params.black_ratio - _face_to_plate(rect_bgr, face_idx, ks, cands)) / 0.12 + dot_vote > 0)
 
-    geom = camera_geometry(board, (frame.shape[1], frame.shape[0]), intrinsics, params.default_hfov_deg)
+    geom = tables.geometry
     # one sampling pass for both fits: rays from each candidate (and from each second start)
     # across the dot and the rim
     n = len(cands)
@@ -339,7 +382,7 @@ def detect_discs(
     ext = np.r_[np.arange(n), alt]
     starts = np.concatenate([centres0, alt_start[alt]])
     # (from the uint8 frame, BGR or grey: quantisation << sensor noise)
-    vals, u, vals_bright, vals_bgr = _sample_profiles(frame, board, intrinsics, starts, np.r_[DOT_RADII, RIM_RADII],
+    vals, u, vals_bright, vals_bgr = _sample_profiles(frame, tables.lookup_px, starts, np.r_[DOT_RADII, RIM_RADII],
                                                       params.n_rays)
     nd = len(DOT_RADII)
     # a grey dot is neutral; the notch where two white discs touch, or the gap between three,
@@ -578,6 +621,7 @@ def _candidates(
     # cropped off): a vote's target is its pixel's flat index there plus an offset
     pad = math.ceil(r) + 2
     wp = w + 2 * pad
+    base = _accumulator_index(h, w, pad)
     thr_edge = np.float32(params.min_edge_strength)
     acc = []
     for sign, img in ((-1.0, dark_img), (1.0, bright_img)):
@@ -590,10 +634,13 @@ def _candidates(
         idx = np.flatnonzero(mag > thr_edge)
         g = mag[idx]
         k = np.float32(sign * r) / g
-        y, x = np.divmod(idx, w)
-        # (whole numbers of pixels, exact in float32 at these sizes)
-        target = (y + pad) * wp + (x + pad) + (np.rint(gy[idx] * k) * np.float32(wp)
-                                               + np.rint(gx[idx] * k)).astype(np.intp)
+        # (whole numbers of pixels, exact in float32 at these sizes: the accumulator has fewer
+        # than 2^24 cells; one conversion to integers at the end)
+        target = np.rint(gy[idx] * k)
+        target *= np.float32(wp)
+        target += np.rint(gx[idx] * k)
+        target += base[idx]
+        target = target.astype(np.intp)
         wgt = np.minimum(g * np.float32(0.5 / params.min_edge_strength), np.float32(1.0))
         votes = np.bincount(target, weights=wgt, minlength=(h + 2 * pad) * wp).reshape(h + 2 * pad, wp)
         acc.append(votes[pad:pad + h, pad:pad + w].astype(np.float32))
@@ -632,6 +679,17 @@ def _candidates(
     # back to rectified pixels (pixel centres scale about -0.5)
     sub = (sub + 0.5) / f - 0.5
     return sub.astype(np.float64), val / full * (2 * math.pi * r)
+
+
+@functools.lru_cache(maxsize=4)
+def _accumulator_index(h: int, w: int, pad: int) -> np.ndarray:
+    """(h * w,) float32 flat index of each pixel of an h x w image in an accumulator padded by
+    `pad` on every side (whole numbers, exact in float32 below 2^24; read-only, shared)."""
+    wp = w + 2 * pad
+    index = ((np.arange(h, dtype=np.float32)[:, None] + pad) * np.float32(wp)
+             + (np.arange(w, dtype=np.float32)[None, :] + pad)).ravel()
+    index.flags.writeable = False
+    return index
 
 
 def _hemmed_in(centres: np.ndarray, free: np.ndarray, hemmed: np.ndarray, params: DiscParams) -> np.ndarray:
@@ -1072,8 +1130,7 @@ def _plate_brightness(bg_small: np.ndarray, rect_shape: tuple[int, ...], cands_p
 
 def _sample_profiles(
     frame: np.ndarray,
-    board: BoardFit,
-    intrinsics: Intrinsics | None,
+    lookup_px: tuple[np.ndarray, np.ndarray],
     centres: np.ndarray,
     radii: np.ndarray,
     n_rays: int,
@@ -1081,14 +1138,13 @@ def _sample_profiles(
     """Grey values (N, n_rays, len(radii)) float32 along rays in the board plane, the ray
     directions (n_rays, 2), grey + (B - R) and the BGR samples (N, n_rays, len(radii), 3) float32
     (a grey frame: grey twice and None). `frame` is BGR or grey; a BGR frame is sampled first and only the
-    samples are converted to grey. The sample points are looked up in the board's cached
-    board -> image table (exact bilinear interpolation of float32 tables)."""
+    samples are converted to grey. The sample points are looked up in the board's board -> image
+    tables `lookup_px` (`DiscTables`; exact bilinear interpolation of float32 tables)."""
     import cv2
 
     ang = np.linspace(0, 2 * math.pi, n_rays, endpoint=False)
     u = np.stack([np.cos(ang), np.sin(ang)], axis=1)
     sc, mg = LOOKUP_SCALE_PX_PER_UNIT, LOOKUP_MARGIN_BOARD
-    mx, my = board_to_image_maps(board, intrinsics, scale_px_per_unit=sc, margin_board=mg)
     # the mapping is smooth along a ray: look up a few nodes on each ray (one row per disc:
     # remap wants fewer than 32767 rows; in table cells) and interpolate the samples between them
     nodes, weights = _ray_interpolation(tuple(float(r) for r in radii))
@@ -1097,6 +1153,7 @@ def _sample_profiles(
     base = ((np.asarray(centres, dtype=np.float64).reshape(-1, 2) + mg) * sc).astype(np.float32)
     tu = base[:, :1] + off[None, :, 0]
     tv = base[:, 1:] + off[None, :, 1]
+    mx, my = lookup_px
     x_nodes = cv2.remap(mx, tu, tv, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     y_nodes = cv2.remap(my, tu, tv, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     # (einsum, not `@`: a product this small is faster on one core than on BLAS's threads, which
