@@ -1252,20 +1252,23 @@ def _fit_circles(
         return dx * inv, dy * inv, dist - rr[:, None]
 
     for round_ in range(2):
+        # (the selection as weights, and its count, once a round: it changes between rounds only)
+        wsel = sel.astype(f32)
+        f = np.where(fixed, f32(1.0), wsel.sum(1)) + f32(1e-9)
         for _ in range(2):
             nx, ny, res = residuals()
             # normal equations of J = -(nx, ny, 1) over the selected rays: J^T J step = -J^T res
             # (symmetric 3x3, solved by cofactors); a known radius decouples the third unknown
-            wnx, wny = nx * sel, ny * sel
+            wnx, wny = nx * wsel, ny * wsel
             a, b, d = (wnx * nx).sum(1), (wnx * ny).sum(1), (wny * ny).sum(1)
             c, e = wnx.sum(1) * free, wny.sum(1) * free
-            f = np.where(fixed, f32(1.0), sel.sum(1, dtype=f32))
-            r1, r2, r3 = (wnx * res).sum(1), (wny * res).sum(1), (res * sel).sum(1) * free
-            a, d, f = a + f32(1e-9), d + f32(1e-9), f + f32(1e-9)
+            r1, r2, r3 = (wnx * res).sum(1), (wny * res).sum(1), (res * wsel).sum(1) * free
+            a += f32(1e-9)
+            d += f32(1e-9)
             c11, c12, c13 = d * f - e * e, c * e - b * f, b * e - c * d
             c22, c23, c33 = a * f - c * c, b * c - a * e, a * d - b * b
             det = a * c11 + b * c12 + c * c13
-            inv = np.where(np.abs(det) > 1e-20, f32(1.0) / np.where(det == 0, f32(1.0), det), f32(0.0))
+            inv = np.divide(f32(1.0), det, out=np.zeros_like(det), where=np.abs(det) > 1e-20)
             cx = cx + (c11 * r1 + c12 * r2 + c13 * r3) * inv
             cy = cy + (c12 * r1 + c22 * r2 + c23 * r3) * inv
             rr = rr + (c13 * r1 + c23 * r2 + c33 * r3) * inv
@@ -1275,7 +1278,7 @@ def _fit_circles(
         absr = np.where(sel, np.abs(res), np.inf)
         cnt_sel = sel.sum(axis=1)
         srt = np.sort(absr, axis=1)
-        mid = np.clip((cnt_sel - 1) // 2, 0, n_rays - 1)
+        mid = np.maximum((cnt_sel - 1) // 2, 0)  # (at most (n_rays - 1) // 2)
         mad = 1.4826 * np.where(cnt_sel > 0, srt[np.arange(n), mid], 0.0)
         sel = ok & (np.abs(res) < np.maximum(3 * mad, 0.01)[:, None])
     res = residuals()[2]
