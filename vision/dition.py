@@ -1201,8 +1201,10 @@ def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray,
     d *= polarity.astype(d.dtype)[:, None, None]
     # smooth the derivative a little (the end samples stay as they are)
     ds = d.copy()
-    ds[..., 1:-1] = (d[..., :-2] + d[..., 2:]) * 0.25 + d[..., 1:-1] * 0.5
     inner = ds[..., 1:-1]
+    np.add(d[..., :-2], d[..., 2:], out=inner)
+    inner *= np.float32(0.25)
+    inner += d[..., 1:-1] * np.float32(0.5)
     k = np.argmax(inner, axis=2) + 1
     if near is not None:
         target, least = near
