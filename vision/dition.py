@@ -241,13 +241,25 @@ class DiscTables:
 
     def __init__(self, board: BoardFit, frame_size: tuple[int, int], params: DiscParams = DiscParams(),
                  intrinsics: Intrinsics | None = None) -> None:
+        import cv2
+
         intrinsics = board_intrinsics(board, intrinsics)
         self.board, self.frame_size, self.params, self.intrinsics = board, (int(frame_size[0]), int(frame_size[1])), \
             params, intrinsics
         s, m = params.scale_px_per_unit, params.margin_board
-        #: rectified pixel -> frame: a 3x3 matrix (no distortion) or remap maps; the image's side
-        self.rectify_maps = rectify_maps(board, s, m, intrinsics)
-        self.rect_side_px = round((board.size_board + 2 * m) * s) + 1
+        n = self.rect_side_px = round((board.size_board + 2 * m) * s) + 1
+        #: rectified pixel -> frame: fixed-point remap maps (1/32 px), also where the lens has no
+        #: distortion and the mapping is a homography (a remap from maps made once is a third
+        #: cheaper per frame than cv2.warpPerspective, which works the mapping out every time)
+        maps = rectify_maps(board, s, m, intrinsics)
+        if not isinstance(maps, tuple):
+            # (x, y) = (M (u, v, 1)) projected, each term a row or a column: one division per pixel
+            M, r = maps, np.arange(n, dtype=np.float64)
+            den = M[2, 0] * r[None, :] + (M[2, 1] * r + M[2, 2])[:, None]
+            x = ((M[0, 0] * r[None, :] + (M[0, 1] * r + M[0, 2])[:, None]) / den).astype(np.float32)
+            y = ((M[1, 0] * r[None, :] + (M[1, 1] * r + M[1, 2])[:, None]) / den).astype(np.float32)
+            maps = cv2.convertMaps(x, y, cv2.CV_16SC2)
+        self.rectify_maps: tuple[np.ndarray, np.ndarray] = maps
         #: (n, n) float32 frame pixels x and y of board point (u / scale - margin, v / scale -
         #: margin) at [v, u] (`LOOKUP_SCALE_PX_PER_UNIT`, `LOOKUP_MARGIN_BOARD`; one table a
         #: coordinate: OpenCV's remap of a one-channel float table is exact bilinear, of a
@@ -266,11 +278,7 @@ class DiscTables:
         """The top-down board image at `scale_px_per_unit` with `margin_board` (vision.geometry.rectify)."""
         import cv2
 
-        maps, n = self.rectify_maps, self.rect_side_px
-        if isinstance(maps, tuple):
-            return cv2.remap(frame, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        return cv2.warpPerspective(frame, maps, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                                   borderMode=cv2.BORDER_REPLICATE)
+        return cv2.remap(frame, *self.rectify_maps, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
 
 # --------------------------------------------------------------------------------------------
