@@ -33,9 +33,9 @@ the whole frame at full size, already grey (the conversion, ~0.8 ms at 1640x1232
 for it; the reader's own colour conversions are), no median blur, HOUGH_GRADIENT at dp 1, the
 radius 0.85-1.15 of the one the board's scale predicts (its edge from corner 0 to 1 over 20
 diameters), centres 0.8 diameters apart, Canny 100, accumulator 20 (at 30, as on the real photos,
-it is ~5 % faster and finds ~15 % fewer circles on these frames). In the `corners` modes also the referee loop's case, the board
-known (its `DiscTables` kept from frame to frame): the CPU time of detect_discs alone against one HoughCircles pass, each
-the least of 3 alternated runs on the same frame in the same run (`known_board_cpu_ms`; CPU time,
+it is ~5 % faster and finds ~15 % fewer circles on these frames). In the `corners` modes also the
+referee loop's case, the board known (its `DiscTables` kept from frame to frame): the CPU time of
+detect_discs alone against one HoughCircles pass, each the least of 3 alternated runs on the same frame in the same run (`known_board_cpu_ms`; CPU time,
 so other jobs on the machine enter it only through the caches and cores they share, and enter
 both alike), and the median over the frames of the two's ratio on each frame.
 """
