@@ -873,7 +873,9 @@ def _dot_candidates(rect: np.ndarray, params: DiscParams) -> np.ndarray:
     dyy = cv2.Sobel(g, cv2.CV_32F, 0, 2, ksize=3)
     dxy = cv2.Sobel(g, cv2.CV_32F, 1, 1, ksize=3)
     # the response is sqrt(det H); its square (det H) has the same local maxima above 0
-    det = dxx * dyy - dxy * dxy
+    det = dxx
+    det *= dyy
+    det -= dxy * dxy
     ksz = round(params.dot_nms_board * s) | 1
     dil = cv2.dilate(det, np.ones((ksz, ksz), np.uint8))
     low = params.min_dot_response * params.clipped_dot_response
