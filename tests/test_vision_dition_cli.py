@@ -165,6 +165,32 @@ def test_detect_fits_given_corners_once_for_many_frames(capsys: pytest.CaptureFi
     assert results[0]["discs"] == results[2]["discs"]
 
 
+def test_the_referee_reads_the_frames_of_one_board_with_one_set_of_tables(frame_file,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The referee loop's reading (DitionGame.read) builds the disc reader's tables of a board
+    once and reads its next frames with them as the first; a board found again (moved) gets its own."""
+    import vision.dition
+    from referee.games import registry
+    from vision.board import find_board
+
+    path, corners = frame_file
+    image = cv2.imread(str(path))
+    spec = registry.get_game("dition")
+    board = find_board(image, corners_px=np.array(corners))
+    built = []
+    real = vision.dition.DiscTables.__init__
+    monkeypatch.setattr(vision.dition.DiscTables, "__init__",
+                        lambda self, *a, **k: built.append(a[0]) or real(self, *a, **k))
+    first = spec.read(image, board)
+    again = spec.read(image, board)
+    assert len(built) == 1
+    assert len(first.discs) == len(DISCS)
+    assert [(d.x, d.y, d.colour) for d in again.discs] == [(d.x, d.y, d.colour) for d in first.discs]
+    moved = find_board(image, corners_px=np.array(corners) + 1.0)
+    spec.read(image, moved)
+    assert len(built) == 2 and built[1] is moved
+
+
 # ---- the discs' thickness, stated (issue 21: Othello discs are 0.15 of their diameter thick) --
 
 THICK = [SimDisc(x, y, c) for x, y, c in ((2.0, 2.0, "black"), (18.0, 2.5, "white"), (10.0, 10.0, "black"),
