@@ -28,10 +28,14 @@ image's top-left. Scoring maps the truth through the one of the 4 symmetries clo
 A frame is "perfect" when every disc is found once, no phantom is reported and every colour is
 right. Centre error = distance between reported and true centre (where the disc touches the board).
 Timing: the whole detect pipeline on one frame (given corners: detect_discs; automatic: find_board
-+ detect_discs), single-threaded OpenCV, against one cv2.HoughCircles pass over the same grey
-frame with the disc radius range. In the `corners` modes also the referee loop's case, the board
-known (its tables cached): the CPU time of detect_discs alone against one HoughCircles pass, each
-the least of 3 alternated runs on the same frame in the same run (`known_board_cpu_ms`; CPU time,
++ detect_discs), single-threaded OpenCV, against one cv2.HoughCircles pass over the same frame:
+the whole frame at full size, already grey (the conversion, ~0.8 ms at 1640x1232, is not counted
+for it; the reader's own colour conversions are), no median blur, HOUGH_GRADIENT at dp 1, the
+radius 0.85-1.15 of the one the board's scale predicts (its edge from corner 0 to 1 over 20
+diameters), centres 0.8 diameters apart, Canny 100, accumulator 20 (at 30, as on the real photos,
+it is ~5 % faster and finds ~15 % fewer circles on these frames). In the `corners` modes also the
+referee loop's case, the board known (its `DiscTables` kept from frame to frame): the CPU time of
+detect_discs alone against one HoughCircles pass, each the least of 3 alternated runs on the same frame in the same run (`known_board_cpu_ms`; CPU time,
 so other jobs on the machine enter it only through the caches and cores they share, and enter
 both alike), and the median over the frames of the two's ratio on each frame.
 """
@@ -58,7 +62,7 @@ from hardware.sim.positions import random_discs
 from hardware.sim.render import SimDisc, render_dition
 from vision.board import find_board
 from vision.camera import Intrinsics
-from vision.dition import detect_discs
+from vision.dition import DiscParams, DiscTables, detect_discs
 from vision.errors import BoardNotFoundError
 from vision.geometry import BoardParams
 
@@ -136,10 +140,12 @@ def known_board_cpu_ms(frame: np.ndarray, fit, intrinsics, px_per_unit: float, r
     least of each (CPU time of this process: other jobs on the machine inflate wall times, and
     the least of a few is the cost without their cache and scheduler noise)."""
     gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    # (the referee loop keeps the board's tables from frame to frame, as DitionGame.read does)
+    tables = DiscTables(fit, (frame.shape[1], frame.shape[0]), DiscParams(), intrinsics)
     det, hough = [], []
     for _ in range(repeats):
         t0 = time.process_time()
-        detect_discs(frame, fit, intrinsics=intrinsics)
+        detect_discs(frame, fit, intrinsics=intrinsics, tables=tables)
         det.append((time.process_time() - t0) * 1000)
         hough.append(hough_ms(gray, px_per_unit, time.process_time))
     return min(det), min(hough)

@@ -14,7 +14,7 @@ from hardware.sim import RenderOptions, SimDisc, look_at_board, random_camera, r
 from hardware.sim import random_discs as sim_random_discs
 from vision.board import find_board
 from vision.camera import Intrinsics
-from vision.dition import DiscParams, DiscReading, detect_discs
+from vision.dition import DiscParams, DiscReading, DiscTables, detect_discs
 from vision.geometry import BoardParams, camera_geometry
 
 #: tolerances of the issue (board units): median and worst centre error on a frame
@@ -117,6 +117,32 @@ def test_random_frames_without_calibration(seed: int) -> None:
     r = render_dition(discs, cam, rng, options=RenderOptions.random(rng))
     fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]))
     check_frame(discs, detect_discs(r.image, fit), max_tol=0.08)
+
+
+def test_board_tables_kept_for_the_frames_of_one_board_only() -> None:
+    """The referee loop keeps a board's DiscTables from frame to frame: a frame read with them is
+    read as without them; tables of another board (another camera, here one with and one without
+    lens distortion) are not used for it."""
+    rng = np.random.default_rng(31)
+    frames = []
+    for distortion in (True, False):
+        cam = random_camera(rng, "dition", distortion=distortion)
+        discs = random_discs(rng, 40)
+        r = render_dition(discs, cam, rng, options=RenderOptions.random(rng))
+        k = _intrinsics(cam) if distortion else None
+        fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k)
+        frames.append((discs, r.image, fit, k))
+    (discs_a, img_a, fit_a, k_a), (discs_b, img_b, fit_b, k_b) = frames
+    tables = DiscTables(fit_a, (img_a.shape[1], img_a.shape[0]), DiscParams(), k_a)
+    assert tables.matches(fit_a, (img_a.shape[1], img_a.shape[0]), DiscParams(), k_a)
+    assert not tables.matches(fit_b, (img_b.shape[1], img_b.shape[0]), DiscParams(), k_b)
+    for _ in range(2):
+        kept = detect_discs(img_a, fit_a, intrinsics=k_a, tables=tables)
+        assert kept == detect_discs(img_a, fit_a, intrinsics=k_a)
+        check_frame(discs_a, kept)
+    other = detect_discs(img_b, fit_b, intrinsics=k_b, tables=tables)
+    assert other == detect_discs(img_b, fit_b, intrinsics=k_b)
+    check_frame(discs_b, other, max_tol=0.08)
 
 
 def test_packed_clusters_and_discs_on_the_lines(rng: np.random.Generator) -> None:

@@ -138,6 +138,7 @@ def test_detect_fits_given_corners_once_for_many_frames(capsys: pytest.CaptureFi
     import shutil
 
     import vision.board
+    import vision.dition
 
     path, corners = frame_file
     spec = ",".join(f"{v:.3f}" for xy in corners for v in xy)
@@ -152,10 +153,42 @@ def test_detect_fits_given_corners_once_for_many_frames(capsys: pytest.CaptureFi
     # (a fit without intrinsics calls itself once more, without the lens estimate)
     monkeypatch.setattr(vision.board, "find_board",
                         lambda *a, **k: calls.append(k.get("estimate_lens", True)) or real(*a, **k))
+    # (and the disc reader's tables of that board are built once too, not once per frame)
+    tables = []
+    real_tables = vision.dition.DiscTables.__init__
+    monkeypatch.setattr(vision.dition.DiscTables, "__init__",
+                        lambda self, *a, **k: tables.append(a[0]) or real_tables(self, *a, **k))
     code, results = _run(capsys, "--corners", spec, *images)
     assert code == 0 and len(results) == 3
     assert calls.count(True) == 1
+    assert len(tables) == 1
     assert results[0]["discs"] == results[2]["discs"]
+
+
+def test_the_referee_reads_the_frames_of_one_board_with_one_set_of_tables(frame_file,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The referee loop's reading (DitionGame.read) builds the disc reader's tables of a board
+    once and reads its next frames with them as the first; a board found again (moved) gets its own."""
+    import vision.dition
+    from referee.games import registry
+    from vision.board import find_board
+
+    path, corners = frame_file
+    image = cv2.imread(str(path))
+    spec = registry.get_game("dition")
+    board = find_board(image, corners_px=np.array(corners))
+    built = []
+    real = vision.dition.DiscTables.__init__
+    monkeypatch.setattr(vision.dition.DiscTables, "__init__",
+                        lambda self, *a, **k: built.append(a[0]) or real(self, *a, **k))
+    first = spec.read(image, board)
+    again = spec.read(image, board)
+    assert len(built) == 1
+    assert len(first.discs) == len(DISCS)
+    assert [(d.x, d.y, d.colour) for d in again.discs] == [(d.x, d.y, d.colour) for d in first.discs]
+    moved = find_board(image, corners_px=np.array(corners) + 1.0)
+    spec.read(image, moved)
+    assert len(built) == 2 and built[1] is moved
 
 
 # ---- the discs' thickness, stated (issue 21: Othello discs are 0.15 of their diameter thick) --

@@ -72,7 +72,7 @@ from vision.geometry import (
     board_to_image_maps,
     camera_geometry,
     check_frame,
-    rectify,
+    rectify_maps,
 )
 
 Colour = Literal["black", "white"]
@@ -233,11 +233,57 @@ class DiscReading:
         }
 
 
+class DiscTables:
+    """What `detect_discs` needs of one known board that no frame changes: the rectification's
+    maps, the board -> image table the profiles' points are looked up in, the camera above the
+    board. Built once per board, camera, frame size and parameters (`DiscTables.matches`); the
+    referee loop keeps one and hands it to every frame's `detect_discs`."""
+
+    def __init__(self, board: BoardFit, frame_size: tuple[int, int], params: DiscParams = DiscParams(),
+                 intrinsics: Intrinsics | None = None) -> None:
+        import cv2
+
+        intrinsics = board_intrinsics(board, intrinsics)
+        self.board, self.frame_size, self.params, self.intrinsics = board, (int(frame_size[0]), int(frame_size[1])), \
+            params, intrinsics
+        s, m = params.scale_px_per_unit, params.margin_board
+        n = self.rect_side_px = round((board.size_board + 2 * m) * s) + 1
+        #: rectified pixel -> frame: fixed-point remap maps (1/32 px), also where the lens has no
+        #: distortion and the mapping is a homography (a remap from maps made once is a third
+        #: cheaper per frame than cv2.warpPerspective, which works the mapping out every time)
+        maps = rectify_maps(board, s, m, intrinsics)
+        if not isinstance(maps, tuple):
+            # (x, y) = (M (u, v, 1)) projected, each term a row or a column: one division per pixel
+            M, r = maps, np.arange(n, dtype=np.float64)
+            den = M[2, 0] * r[None, :] + (M[2, 1] * r + M[2, 2])[:, None]
+            x = ((M[0, 0] * r[None, :] + (M[0, 1] * r + M[0, 2])[:, None]) / den).astype(np.float32)
+            y = ((M[1, 0] * r[None, :] + (M[1, 1] * r + M[1, 2])[:, None]) / den).astype(np.float32)
+            maps = cv2.convertMaps(x, y, cv2.CV_16SC2)
+        self.rectify_maps: tuple[np.ndarray, np.ndarray] = maps
+        #: (n, n) float32 frame pixels x and y of board point (u / scale - margin, v / scale -
+        #: margin) at [v, u] (`LOOKUP_SCALE_PX_PER_UNIT`, `LOOKUP_MARGIN_BOARD`; one table a
+        #: coordinate: OpenCV's remap of a one-channel float table is exact bilinear, of a
+        #: two-channel one it rounds the weights to 1/32, 0.06 px here)
+        self.lookup_px = board_to_image_maps(board, intrinsics, scale_px_per_unit=LOOKUP_SCALE_PX_PER_UNIT,
+                                             margin_board=LOOKUP_MARGIN_BOARD)
+        self.geometry = camera_geometry(board, self.frame_size, intrinsics, params.default_hfov_deg)
+
+    def matches(self, board: BoardFit, frame_size: tuple[int, int], params: DiscParams,
+                intrinsics: Intrinsics | None) -> bool:
+        """Whether these are the tables of this board, frame size (w, h), parameters and camera."""
+        return (board is self.board and tuple(frame_size) == self.frame_size and params == self.params
+                and board_intrinsics(board, intrinsics) == self.intrinsics)
+
+    def rectify(self, frame: np.ndarray) -> np.ndarray:
+        """The top-down board image at `scale_px_per_unit` with `margin_board` (vision.geometry.rectify)."""
+        import cv2
+
+        return cv2.remap(frame, *self.rectify_maps, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
 # --------------------------------------------------------------------------------------------
 # the stage
 # --------------------------------------------------------------------------------------------
-
-
 
 
 def detect_discs(
@@ -246,17 +292,22 @@ def detect_discs(
     params: DiscParams = DiscParams(),
     *,
     intrinsics: Intrinsics | None = None,
+    tables: DiscTables | None = None,
 ) -> list[DiscReading]:
     """Every disc on the Dition board, sorted by (y, x). Without intrinsics, the lens model
-    estimated with the board (vision.lens, BoardFit.extra["intrinsics"]) is used if any."""
+    estimated with the board (vision.lens, BoardFit.extra["intrinsics"]) is used if any.
+    `tables`: the board's `DiscTables` (built here when not given, or of another board)."""
     import cv2
 
     intrinsics = board_intrinsics(board, intrinsics)
     check_frame(frame)
+    frame_size = (frame.shape[1], frame.shape[0])
+    if tables is None or not tables.matches(board, frame_size, params, intrinsics):
+        tables = DiscTables(board, frame_size, params, intrinsics)
     s = params.scale_px_per_unit
     m = params.margin_board
-    rect_bgr = rectify(frame, board, s, m, intrinsics) if frame.ndim == 3 else None
-    rect = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2GRAY) if rect_bgr is not None else rectify(frame, board, s, m, intrinsics)
+    rect_bgr = tables.rectify(frame) if frame.ndim == 3 else None
+    rect = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2GRAY) if rect_bgr is not None else tables.rectify(frame)
     rectf = rect.astype(np.float32)
     cands, votes = _candidates(*_vote_channels(rect_bgr if rect_bgr is not None else rect, params), params)
     # discs hemmed in on all sides by their own colour have little outline to vote with, but
@@ -331,7 +382,7 @@ def detect_discs(
     reads_black = is_black if rect_bgr is None else (
         (params.black_ratio - _face_to_plate(rect_bgr, face_idx, ks, cands)) / 0.12 + dot_vote > 0)
 
-    geom = camera_geometry(board, (frame.shape[1], frame.shape[0]), intrinsics, params.default_hfov_deg)
+    geom = tables.geometry
     # one sampling pass for both fits: rays from each candidate (and from each second start)
     # across the dot and the rim
     n = len(cands)
@@ -339,7 +390,7 @@ def detect_discs(
     ext = np.r_[np.arange(n), alt]
     starts = np.concatenate([centres0, alt_start[alt]])
     # (from the uint8 frame, BGR or grey: quantisation << sensor noise)
-    vals, u, vals_bright, vals_bgr = _sample_profiles(frame, board, intrinsics, starts, np.r_[DOT_RADII, RIM_RADII],
+    vals, u, vals_bright, vals_bgr = _sample_profiles(frame, tables.lookup_px, starts, np.r_[DOT_RADII, RIM_RADII],
                                                       params.n_rays)
     nd = len(DOT_RADII)
     # a grey dot is neutral; the notch where two white discs touch, or the gap between three,
@@ -578,6 +629,7 @@ def _candidates(
     # cropped off): a vote's target is its pixel's flat index there plus an offset
     pad = math.ceil(r) + 2
     wp = w + 2 * pad
+    base = _accumulator_index(h, w, pad)
     thr_edge = np.float32(params.min_edge_strength)
     acc = []
     for sign, img in ((-1.0, dark_img), (1.0, bright_img)):
@@ -590,10 +642,13 @@ def _candidates(
         idx = np.flatnonzero(mag > thr_edge)
         g = mag[idx]
         k = np.float32(sign * r) / g
-        y, x = np.divmod(idx, w)
-        # (whole numbers of pixels, exact in float32 at these sizes)
-        target = (y + pad) * wp + (x + pad) + (np.rint(gy[idx] * k) * np.float32(wp)
-                                               + np.rint(gx[idx] * k)).astype(np.intp)
+        # (whole numbers of pixels, exact in float32 at these sizes: the accumulator has fewer
+        # than 2^24 cells; one conversion to integers at the end)
+        target = np.rint(gy[idx] * k)
+        target *= np.float32(wp)
+        target += np.rint(gx[idx] * k)
+        target += base[idx]
+        target = target.astype(np.intp)
         wgt = np.minimum(g * np.float32(0.5 / params.min_edge_strength), np.float32(1.0))
         votes = np.bincount(target, weights=wgt, minlength=(h + 2 * pad) * wp).reshape(h + 2 * pad, wp)
         acc.append(votes[pad:pad + h, pad:pad + w].astype(np.float32))
@@ -632,6 +687,17 @@ def _candidates(
     # back to rectified pixels (pixel centres scale about -0.5)
     sub = (sub + 0.5) / f - 0.5
     return sub.astype(np.float64), val / full * (2 * math.pi * r)
+
+
+@functools.lru_cache(maxsize=4)
+def _accumulator_index(h: int, w: int, pad: int) -> np.ndarray:
+    """(h * w,) float32 flat index of each pixel of an h x w image in an accumulator padded by
+    `pad` on every side (whole numbers, exact in float32 below 2^24; read-only, shared)."""
+    wp = w + 2 * pad
+    index = ((np.arange(h, dtype=np.float32)[:, None] + pad) * np.float32(wp)
+             + (np.arange(w, dtype=np.float32)[None, :] + pad)).ravel()
+    index.flags.writeable = False
+    return index
 
 
 def _hemmed_in(centres: np.ndarray, free: np.ndarray, hemmed: np.ndarray, params: DiscParams) -> np.ndarray:
@@ -807,7 +873,9 @@ def _dot_candidates(rect: np.ndarray, params: DiscParams) -> np.ndarray:
     dyy = cv2.Sobel(g, cv2.CV_32F, 0, 2, ksize=3)
     dxy = cv2.Sobel(g, cv2.CV_32F, 1, 1, ksize=3)
     # the response is sqrt(det H); its square (det H) has the same local maxima above 0
-    det = dxx * dyy - dxy * dxy
+    det = dxx
+    det *= dyy
+    det -= dxy * dxy
     ksz = round(params.dot_nms_board * s) | 1
     dil = cv2.dilate(det, np.ones((ksz, ksz), np.uint8))
     low = params.min_dot_response * params.clipped_dot_response
@@ -1072,8 +1140,7 @@ def _plate_brightness(bg_small: np.ndarray, rect_shape: tuple[int, ...], cands_p
 
 def _sample_profiles(
     frame: np.ndarray,
-    board: BoardFit,
-    intrinsics: Intrinsics | None,
+    lookup_px: tuple[np.ndarray, np.ndarray],
     centres: np.ndarray,
     radii: np.ndarray,
     n_rays: int,
@@ -1081,14 +1148,13 @@ def _sample_profiles(
     """Grey values (N, n_rays, len(radii)) float32 along rays in the board plane, the ray
     directions (n_rays, 2), grey + (B - R) and the BGR samples (N, n_rays, len(radii), 3) float32
     (a grey frame: grey twice and None). `frame` is BGR or grey; a BGR frame is sampled first and only the
-    samples are converted to grey. The sample points are looked up in the board's cached
-    board -> image table (exact bilinear interpolation of float32 tables)."""
+    samples are converted to grey. The sample points are looked up in the board's board -> image
+    tables `lookup_px` (`DiscTables`; exact bilinear interpolation of float32 tables)."""
     import cv2
 
     ang = np.linspace(0, 2 * math.pi, n_rays, endpoint=False)
     u = np.stack([np.cos(ang), np.sin(ang)], axis=1)
     sc, mg = LOOKUP_SCALE_PX_PER_UNIT, LOOKUP_MARGIN_BOARD
-    mx, my = board_to_image_maps(board, intrinsics, scale_px_per_unit=sc, margin_board=mg)
     # the mapping is smooth along a ray: look up a few nodes on each ray (one row per disc:
     # remap wants fewer than 32767 rows; in table cells) and interpolate the samples between them
     nodes, weights = _ray_interpolation(tuple(float(r) for r in radii))
@@ -1097,6 +1163,7 @@ def _sample_profiles(
     base = ((np.asarray(centres, dtype=np.float64).reshape(-1, 2) + mg) * sc).astype(np.float32)
     tu = base[:, :1] + off[None, :, 0]
     tv = base[:, 1:] + off[None, :, 1]
+    mx, my = lookup_px
     x_nodes = cv2.remap(mx, tu, tv, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     y_nodes = cv2.remap(my, tu, tv, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     # (einsum, not `@`: a product this small is faster on one core than on BLAS's threads, which
@@ -1144,8 +1211,10 @@ def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray,
     d *= polarity.astype(d.dtype)[:, None, None]
     # smooth the derivative a little (the end samples stay as they are)
     ds = d.copy()
-    ds[..., 1:-1] = (d[..., :-2] + d[..., 2:]) * 0.25 + d[..., 1:-1] * 0.5
     inner = ds[..., 1:-1]
+    np.add(d[..., :-2], d[..., 2:], out=inner)
+    inner *= np.float32(0.25)
+    inner += d[..., 1:-1] * np.float32(0.5)
     k = np.argmax(inner, axis=2) + 1
     if near is not None:
         target, least = near
@@ -1195,20 +1264,23 @@ def _fit_circles(
         return dx * inv, dy * inv, dist - rr[:, None]
 
     for round_ in range(2):
+        # (the selection as weights, and its count, once a round: it changes between rounds only)
+        wsel = sel.astype(f32)
+        f = np.where(fixed, f32(1.0), wsel.sum(1)) + f32(1e-9)
         for _ in range(2):
             nx, ny, res = residuals()
             # normal equations of J = -(nx, ny, 1) over the selected rays: J^T J step = -J^T res
             # (symmetric 3x3, solved by cofactors); a known radius decouples the third unknown
-            wnx, wny = nx * sel, ny * sel
+            wnx, wny = nx * wsel, ny * wsel
             a, b, d = (wnx * nx).sum(1), (wnx * ny).sum(1), (wny * ny).sum(1)
             c, e = wnx.sum(1) * free, wny.sum(1) * free
-            f = np.where(fixed, f32(1.0), sel.sum(1, dtype=f32))
-            r1, r2, r3 = (wnx * res).sum(1), (wny * res).sum(1), (res * sel).sum(1) * free
-            a, d, f = a + f32(1e-9), d + f32(1e-9), f + f32(1e-9)
+            r1, r2, r3 = (wnx * res).sum(1), (wny * res).sum(1), (res * wsel).sum(1) * free
+            a += f32(1e-9)
+            d += f32(1e-9)
             c11, c12, c13 = d * f - e * e, c * e - b * f, b * e - c * d
             c22, c23, c33 = a * f - c * c, b * c - a * e, a * d - b * b
             det = a * c11 + b * c12 + c * c13
-            inv = np.where(np.abs(det) > 1e-20, f32(1.0) / np.where(det == 0, f32(1.0), det), f32(0.0))
+            inv = np.divide(f32(1.0), det, out=np.zeros_like(det), where=np.abs(det) > 1e-20)
             cx = cx + (c11 * r1 + c12 * r2 + c13 * r3) * inv
             cy = cy + (c12 * r1 + c22 * r2 + c23 * r3) * inv
             rr = rr + (c13 * r1 + c23 * r2 + c33 * r3) * inv
@@ -1218,7 +1290,7 @@ def _fit_circles(
         absr = np.where(sel, np.abs(res), np.inf)
         cnt_sel = sel.sum(axis=1)
         srt = np.sort(absr, axis=1)
-        mid = np.clip((cnt_sel - 1) // 2, 0, n_rays - 1)
+        mid = np.maximum((cnt_sel - 1) // 2, 0)  # (at most (n_rays - 1) // 2)
         mad = 1.4826 * np.where(cnt_sel > 0, srt[np.arange(n), mid], 0.0)
         sel = ok & (np.abs(res) < np.maximum(3 * mad, 0.01)[:, None])
     res = residuals()[2]

@@ -103,12 +103,25 @@ class DitionGame(Game):
         from referee.matching import SeenDisc
         from vision.dition import detect_discs
 
-        discs = detect_discs(image, board, _disc_params(disc_thickness), intrinsics=intrinsics)
+        params = _disc_params(disc_thickness)
+        discs = detect_discs(image, board, params, intrinsics=intrinsics,
+                             tables=self._disc_tables(image, board, params, intrinsics))
         return DiscsReading([
             SeenDisc(float(d.centre_board[0]), float(d.centre_board[1]), d.colour,
                      float(d.sigma_board), float(d.confidence))
             for d in discs
         ])
+
+    def _disc_tables(self, image: np.ndarray, board: Any, params: Any, intrinsics: Any) -> Any:
+        """The reader's tables of this board (`vision.dition.DiscTables`), kept for the frames
+        that follow while the board, the camera and the frame size stay (one board at a time)."""
+        from vision.dition import DiscTables
+
+        size = (image.shape[1], image.shape[0])
+        tables = getattr(self, "_tables", None)
+        if tables is None or not tables.matches(board, size, params, intrinsics):
+            tables = self._tables = DiscTables(board, size, params, intrinsics)
+        return tables
 
     def observe(self, match: DitionMatch, reading: DiscsReading) -> list[dict[str, Any]]:
         return match.observe(reading.discs)
@@ -119,7 +132,9 @@ class DitionGame(Game):
         from vision.debug import draw_detections
         from vision.dition import detect_discs
 
-        discs = detect_discs(image, board, _disc_params(disc_thickness), intrinsics=intrinsics)
+        params = _disc_params(disc_thickness)
+        discs = detect_discs(image, board, params, intrinsics=intrinsics,
+                             tables=self._disc_tables(image, board, params, intrinsics))
         out = {"discs": [
             {"x": round(d.centre_board[0], 4), "y": round(d.centre_board[1], 4), "colour": d.colour,
              "confidence": round(d.confidence, 3), "sigma": round(d.sigma_board, 4)}
