@@ -77,10 +77,12 @@ class ChessTopsParams:
     #: which a piece is there whatever its colour, below which none is, and above which one is
     #: where colour cannot tell; on the simulated table (`bench_vision_chess.py`, 140 frames) a
     #: bare square's median is 0.63 (its noise), 1 % of them reach 1.8, 0.1 % 6; 1 % of tops
-    #: stay under 3.2, their median is 21
+    #: stay under 3.2, their median is 21. Where colour cannot tell (seeds 3 and 11, 179 frames,
+    #: with `fit_slack`): no bare square of 1011 reached 1.9 (99 % stay under 1.1), while 3 of 991
+    #: tops (counters of a square's colour: a thin rim) lay between 2.5 and 3, missed at 3
     outline_sure: float = 5.0
     outline_none: float = 2.0
-    outline_alone: float = 3.0
+    outline_alone: float = 2.5
     #: colour tells a piece from the bare square when the nearest piece colour lies this far
     #: (log BGR) from the square's: a bare square's centre lies within 0.04 (median) and 0.15
     #: (95 %) of its colour after the light-level correction
