@@ -6,14 +6,14 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from hardware.sim import RenderOptions, look_at_board, render_domination
+from hardware.sim import RenderOptions, look_at_board, random_camera, render_domination
 from hardware.sim.chessboard import CHESSBOARDS
 from hardware.sim.layout import playable_cells
 from hardware.sim.men import PIECE_COLOURS, Men
 from vision.chess_tops import learn_chess_colours, read_chess_tops
 from vision.chessboard import find_chessboard, turn_board
 from vision.domination import CELLS, cell_centre_board
-from vision.geometry import board_to_image
+from vision.geometry import BoardFit, board_to_image, fit_from_corners
 
 
 def _turns(fit_corners: np.ndarray, truth: np.ndarray) -> int:
@@ -97,4 +97,69 @@ def test_bare_black_squares_beside_the_cut_corners_and_the_edge() -> None:
     wrong = [(c, t, r) for c, (t, r) in got.items() if t != r]
     # measured: 1 phantom of the 32 bare edge squares (f8), before 3 (f8, g7, a6)
     assert len(phantoms) <= 1, phantoms
+    assert len(wrong) <= 1, wrong
+
+
+def test_no_phantom_tops_on_bare_black_squares_where_the_fit_is_off_by_its_residual() -> None:
+    """A fit a few pixels off (the finder's on seed 3's frames 30 and 32 said 2.3-2.5 px) puts
+    the printed squares' black-to-white edges beside the bare black squares a few pixels from
+    where it says: the steps it did not take off closed rings of 4-10 noise units (a smooth print
+    shows 0.2 grey levels a pixel) and read black counters there, where colour cannot tell. The
+    fit here: the true corners moved by 3.5 px, which its residual says (light, noise, blur and
+    JPEG as on seed 3's frame 30). Measured: with the edges taken where the fit puts them
+    (`fit_slack=0`), 2 phantoms (e3, g3)."""
+    board = CHESSBOARDS["print"].replace(corners="tape", seed=7)
+    colours = {k: PIECE_COLOURS[k] for k in "KW"}
+    cam = look_at_board("domination", tilt_deg=12.0, rotation_deg=20.0)
+    opts = RenderOptions.clean(noise_sigma=1.5, blur_sigma_px=1.0, jpeg_quality=76, shadow=0.3, light_dir=(0.1, 0.12))
+    cells = playable_cells()
+    light = [c for c in cells if not _dark(c)]
+    dark = [c for c in cells if _dark(c)]
+    rng = np.random.default_rng(4)
+    learn = {c: "KW"[i % 2] for i, c in enumerate(cells)}
+    first = render_domination(learn, cam, rng, colours=colours, options=opts, board=board, men=Men(kind="counter"))
+    exact = fit_from_corners(np.array(first.truth["corners_px"]), "domination")
+    model = learn_chess_colours(first.image, exact, learn)
+    # tall white stacks on the light squares, black tops on every third dark one, the rest bare
+    stacks = {c: "".join(rng.choice(list("KW"), size=int(rng.integers(2, 5)))) + "W" for c in light}
+    stacks.update({c: "WK" for c in dark[::3]})
+    r = render_domination(stacks, cam, rng, colours=colours, options=opts, board=board, men=Men(kind="counter"))
+    moved = np.array(r.truth["corners_px"]) + [2.5, 2.5]  # 3.5 px off, as its residual says
+    off = fit_from_corners(moved, "domination")
+    off = BoardFit(off.corners_px, off.H_image_to_board, off.H_board_to_image, off.game, off.method,
+                   residual_px=3.5)
+    reading = read_chess_tops(r.image, off, model)
+    phantoms = [c for c in dark if c not in stacks and reading.tops[c] != "."]
+    wrong = [(c, stacks.get(c, ".")[-1:] or ".", reading.tops[c]) for c in CELLS
+             if reading.tops[c] != (stacks[c][-1] if c in stacks else ".")]
+    assert not phantoms, phantoms
+    assert len(wrong) <= 1, wrong
+
+
+def test_white_counters_on_white_printed_squares_by_their_thin_rim() -> None:
+    """White counters on a printed board's white squares: colour cannot tell them from the
+    square, and a counter's thin rim closes its outline at only 2.5-3 noise units (3 of 991 such
+    tops on seeds 3 and 11), where no bare square reached 1.9 once the edges the fit may have
+    misplaced say nothing. Measured on these two frames: 1 missed (c4), with the outline needed
+    at 3 noise units as before, 3 (d3 twice, c4)."""
+    rng = np.random.default_rng(5)
+    board = CHESSBOARDS["print"].replace(corners="paper", seed=5)
+    colours = {k: PIECE_COLOURS[k] for k in "KWY"}
+    cam = random_camera(rng, "domination")
+    opts = RenderOptions.random(rng)
+    cells = playable_cells()
+    learn = {c: "KWY"[i % 3] for i, c in enumerate(cells)}
+    first = render_domination(learn, cam, rng, colours=colours, options=opts, board=board, men=Men(kind="counter"))
+    fit = find_chessboard(first.image)
+    turns = _turns(fit.corners_px, np.array(first.truth["corners_px"]))
+    model = learn_chess_colours(first.image, turn_board(fit, turns), learn)
+    light = [c for c in cells if not _dark(c)]
+    wrong = []
+    for _ in range(2):
+        stacks = {c: "".join(rng.choice(list("KWY"), size=int(rng.integers(0, 4)))) + "W"
+                  for c in light if rng.random() < 0.7}
+        r = render_domination(stacks, cam, rng, colours=colours, options=opts, board=board, men=Men(kind="counter"))
+        reading = read_chess_tops(r.image, turn_board(find_chessboard(r.image), turns), model)
+        wrong += [(c, stacks[c][-1] if c in stacks else ".", reading.tops[c]) for c in CELLS
+                  if reading.tops[c] != (stacks[c][-1] if c in stacks else ".")]
     assert len(wrong) <= 1, wrong

@@ -66,16 +66,23 @@ class ChessTopsParams:
     #: error along the outer edge is a few px, some 0.05 of a square; 0.1 lost as many tops as it
     #: saved bare squares on `bench_vision_chess.py` seed 3)
     edge_margin: float = 0.05
+    #: the squares' edges lie within this many times the fit's residual (px; at least half a
+    #: pixel) of where the fit puts them: ring points that near an edge say nothing of a rim (on
+    #: fits 2.3-2.5 px off, the edges of bare black printed squares beside white ones closed
+    #: rings at 4-10 noise units, 0.2 grey levels a pixel there)
+    fit_slack: float = 2.0
     #: the tallest stack whose top is looked for
     max_height: int = 5
     #: the outline's closure (`_closure`: multiples of the square's own noise and grain) above
     #: which a piece is there whatever its colour, below which none is, and above which one is
     #: where colour cannot tell; on the simulated table (`bench_vision_chess.py`, 140 frames) a
     #: bare square's median is 0.63 (its noise), 1 % of them reach 1.8, 0.1 % 6; 1 % of tops
-    #: stay under 3.2, their median is 21
+    #: stay under 3.2, their median is 21. Where colour cannot tell (seeds 3 and 11, 179 frames,
+    #: with `fit_slack`): no bare square of 1011 reached 1.9 (99 % stay under 1.1), while 3 of 991
+    #: tops (counters of a square's colour: a thin rim) lay between 2.5 and 3, missed at 3
     outline_sure: float = 5.0
     outline_none: float = 2.0
-    outline_alone: float = 3.0
+    outline_alone: float = 2.5
     #: colour tells a piece from the bare square when the nearest piece colour lies this far
     #: (log BGR) from the square's: a bare square's centre lies within 0.04 (median) and 0.15
     #: (95 %) of its colour after the light-level correction
@@ -151,13 +158,16 @@ def _edge_blur(grey: np.ndarray, board: BoardFit, cam: Intrinsics | None, origin
     return float(np.sqrt((step * (mid - centre) ** 2).sum() / step.sum()))
 
 
-def _bare_step(pts_board: np.ndarray, dirs: np.ndarray, grid: np.ndarray, sigma: float) -> np.ndarray:
+def _bare_step(pts_board: np.ndarray, dirs: np.ndarray, grid: np.ndarray, sigma: float,
+               slack: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The bare board's grey-level step (per board unit) along `dirs` (A, 2) at points
     (..., R, A, 2) on the board: each square at its own grey level (`grid` (10, 10): squares
     -1..8 by (col, row), the cut squares' marks and what lies beyond the 8x8 included), edges
-    blurred by `sigma`."""
+    blurred by `sigma`; and the largest step magnitude there were the edges `slack` (board
+    units) nearer (where the fit may have put them)."""
     q = pts_board
     out = np.zeros(q.shape[:-1])
+    near = np.zeros(q.shape[:-1])
     norm = 1.0 / (max(sigma, 1e-3) * math.sqrt(2 * math.pi))
     for axis in (0, 1):
         line = np.clip(np.round(q[..., axis]), 0, 8)  # the nearest edge across this axis
@@ -168,7 +178,9 @@ def _bare_step(pts_board: np.ndarray, dirs: np.ndarray, grid: np.ndarray, sigma:
         a2, b2 = (lo + 1, other) if axis == 0 else (other, lo + 1)
         jump = grid[np.clip(a2, 0, 9), np.clip(b2, 0, 9)] - grid[np.clip(a, 0, 9), np.clip(b, 0, 9)]
         out += jump * norm * np.exp(-0.5 * (d / max(sigma, 1e-3)) ** 2) * dirs[:, axis]
-    return out
+        d_near = np.maximum(np.abs(d) - slack, 0.0)
+        near += np.abs(jump * dirs[:, axis]) * norm * np.exp(-0.5 * (d_near / max(sigma, 1e-3)) ** 2)
+    return out, near
 
 
 _PLAYABLE = np.zeros((10, 10), bool)  # squares -1..8 by (col, row) as indices 0..9
@@ -233,8 +245,11 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     grid = np.median(_remap_points(grey, sq_px).reshape(len(ij), 4), axis=1).reshape(10, 10)
     for (x, y), g in zip(_CENTRES, square_grey):
         grid[int(x) + 1, int(y) + 1] = g
-    bare = _bare_step(ring_b, dirs, grid, _edge_blur(grey, board, cam, origin))
+    # where the fit may have put the squares' edges (`fit_slack`)
+    slack = p.fit_slack * max(float(board.residual_px), 0.5) / square_px[None, :, None, None]
+    bare, near = _bare_step(ring_b, dirs, grid, _edge_blur(grey, board, cam, origin), slack)
     bare = bare / square_px[None, :, None, None]
+    near = near / square_px[None, :, None, None]
     px = board_to_image_lookup(np.concatenate(pts + mids), board, cam)
     n, m = len(_CENTRES), len(ring)
     ring_px = px[: len(heights) * n * m].reshape(len(heights), n, m, 2)
@@ -255,7 +270,8 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     step = (vx * radial[..., 0] + vy * radial[..., 1]) / 8.0  # Sobel 3x3: 8 x grey per px
     # where the bare board's edge steps more than the noise, the model of it (blur, the fit's
     # error) is not good enough to take it off: those points say nothing
-    step = np.where(np.abs(bare) > noise[None, :, None, None], np.nan, step.reshape(bare.shape) - bare)
+    # (nor where it would were the edge as far off as the fit may have put it)
+    step = np.where(near > noise[None, :, None, None], np.nan, step.reshape(bare.shape) - bare)
     # nor do points beside a cut square or the board's outer edge: the tape's, paper's or spare
     # men's edges are not the square's, and there the fit is extrapolated from the inner corners
     step = np.where(_off_playable(ring_b, p.edge_margin), np.nan, step)
