@@ -82,6 +82,9 @@ DOT_RADII = np.linspace(0.03, 0.255, 16)
 RIM_RADII = np.linspace(0.34, 0.70, 19)
 #: radii (board units) of the face's samples: between the grey dot's rim and the disc's
 FACE_RING_BOARD = (0.22, 0.28, 0.34)
+#: radii (board units) of the ring just outside a disc's rim and side (an object lying across
+#: the disc runs on there)
+OUTSIDE_RING_BOARD = (0.6, 0.68)
 #: the cached board -> image table the profile points are looked up in (vision.geometry)
 LOOKUP_SCALE_PX_PER_UNIT = 16.0
 LOOKUP_MARGIN_BOARD = 1.5
@@ -445,6 +448,12 @@ def detect_discs(
     # sign, on at least as many rays as its outline closes on: neighbours hide the rest)
     beside = beside_share >= params.min_closure
     neutral = _neutral_face(face_bgr, noise, params) if face_bgr is not None else np.ones(len(cands), bool)
+    if face_bgr is not None and rect_bgr is not None and (~neutral).any():
+        # (or neutral but where an object lying across it hides part of it: `_under_object`)
+        ask = np.flatnonzero(~neutral)
+        out_idx = _ring_indices(rect.shape, cands[ask], tuple(r * s for r in OUTSIDE_RING_BOARD), 24)
+        neutral[ask] = _under_object(face_bgr[ask], rect_bgr.reshape(-1, 3)[out_idx], board_colour[ask],
+                                     noise, min_contrast, params)
     contrast_counts = is_black | dot_seen | dot_clipped | (closed & differs)
     conf = 0.45 * vote_score + 0.2 * contrast * contrast_counts + 0.2 * dot_ok + 0.15 * outline_ok
     size = board.size_board
@@ -471,6 +480,11 @@ def detect_discs(
     moved = np.linalg.norm(rim_first[:n] - centres0, axis=1)
     rim_only = (~dot_ok & outline_ok & dot_clipped & (moved < params.rim_only_max_shift_board)
                 & (outline_cover >= params.rim_only_min_cover))
+    if rim_only.any():
+        # (and that outline is a disc's size: a ring printed on the clipped paper, a little wider
+        # than a disc, gives the fixed-radius fit its edges too)
+        rim_only[rim_only] = _disc_sized(starts[:n][rim_only], u, rim_edges[0][:n][rim_only],
+                                         rim_edges[1][:n][rim_only], rim_edges[2])
     if from_dot.any():
         dot_conf = np.where(rim_only & annulus_ok & off_ink, 0.45 + 0.2 * contrast, dot_conf)
     conf = np.where(from_dot, dot_conf, np.where(rim_only, np.maximum(conf, 0.45 + 0.2 * contrast), conf))
@@ -499,8 +513,13 @@ def detect_discs(
     # (with no contrast against the board to show, a white face on a light board must be as
     # even as the frame's noise lets it be: a letter or a logo inside the ring is not)
     even_face = spread <= params.face_snr * noise
-    light_board = one_surface & even_face & ~from_dot & ((closed & dot_round)
-                                             | (half_closed & dot_seen & (vote_score >= params.min_outline_votes)))
+    # (a dot-only candidate too, when its outline closes: a white face on paper as light as it
+    # steps too little to vote, but its side and shadow still close around a round dot, off the
+    # ink and on a uniform face (`uniform`, the dot-only tests above); a spot of print has no
+    # outline of a disc's size around it)
+    light_board = one_surface & even_face & ((closed & dot_round & (~from_dot | uniform))
+                                             | (~from_dot & half_closed & dot_seen
+                                                & (vote_score >= params.min_outline_votes)))
     # (the clipped faces' rules were made for vote peaks of `clipped_vote_fraction` of a circle)
     clipped_ok = (dot_clipped | rim_only) & (from_dot | (votes >= params.clipped_vote_fraction * full_circle))
     # (a Dition face around its dot is even: a letter's bowl or a logo is not)
@@ -906,6 +925,47 @@ def _face_against_beside(vals: np.ndarray, r_top: float, band: np.ndarray, min_s
     beyond_rim = RIM_RADII[None, None, :] >= start[..., None]
     beyond = (rim * beyond_rim).sum(axis=2) / beyond_rim.sum(axis=2)
     return ((beyond - face) * polarity[:, None] > min_step[:, None]).mean(axis=1)
+
+
+def _disc_sized(starts: np.ndarray, u: np.ndarray, r_edge: np.ndarray, ok: np.ndarray, r_top: float) -> np.ndarray:
+    """Whether the outline's edges (`r_edge` (N, R) along the rays `u` from `starts`, on the rays
+    `ok`) lie on a circle of the top face's radius `r_top`: a free-radius fit of them within two
+    rim samples of it (the step that finds an edge spans two samples, `_outline_closure`; a
+    ring printed 1.2 diameters wide fits 0.05-0.07 wider)."""
+    tol = 2.0 * float(RIM_RADII[1] - RIM_RADII[0])
+    _, _, good, _, radius = _fit_circles(starts, u, r_edge, ok, r_top, False)
+    return good & (np.abs(radius - r_top) <= tol)
+
+
+def _coloured(bgr: np.ndarray, noise: float, params: DiscParams) -> np.ndarray:
+    """Which samples (..., 3) are coloured rather than black, white or grey (`_neutral_face`)."""
+    b, g, r = bgr[..., 0], bgr[..., 1], bgr[..., 2]
+    hi = np.maximum(np.maximum(b, g), r).astype(np.float32)
+    lo = np.minimum(np.minimum(b, g), r).astype(np.float32)
+    return (hi - lo) > params.max_face_saturation * (hi + 30.0) + params.outline_snr * noise
+
+
+def _under_object(face_bgr: np.ndarray, out_bgr: np.ndarray, board_colour: np.ndarray, noise: float,
+                  min_contrast: float, params: DiscParams) -> np.ndarray:
+    """Whether each candidate's coloured face samples (`face_bgr` (N, P, 3)) are an object lying
+    across it (a pencil, a sleeve) rather than its own face: they cover no more of the face than
+    the disc's outline may miss (1 - `min_closure`: a disc hidden more than that is not in view),
+    the object runs on beyond the rim (a coloured sample of the ring just outside it, `out_bgr`
+    (N, Q, 3), of the same colour: their medians within `min_contrast` in every channel) and it is
+    not the board (its colour differs from the board's, `board_colour` (N, 3), by `min_contrast`:
+    felt or wood around a candidate is the board, not something on it). The rest of the face must
+    then be neutral, as a whole face must (`_neutral_face`)."""
+    col_face = _coloured(face_bgr, noise, params)
+    col_out = _coloured(out_bgr, noise, params)
+    share = col_face.mean(axis=1)
+    ok = (share > 0) & (share <= 1.0 - params.min_closure) & col_out.any(axis=1)
+    out = np.zeros(len(face_bgr), bool)
+    for i in np.flatnonzero(ok):
+        obj = np.median(face_bgr[i][col_face[i]].astype(np.float32), axis=0)
+        beyond = np.median(out_bgr[i][col_out[i]].astype(np.float32), axis=0)
+        out[i] = (np.abs(obj - beyond).max() < min_contrast
+                  and np.abs(obj - board_colour[i]).max() >= min_contrast)
+    return out
 
 
 def _neutral_face(face_bgr: np.ndarray, noise: float, params: DiscParams) -> np.ndarray:
