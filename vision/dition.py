@@ -532,9 +532,11 @@ def detect_discs(
     even_face = spread <= params.face_snr * noise
     # (a dot-only candidate too, when its outline closes: a white face on paper as light as it
     # steps too little to vote, but its side and shadow still close around a round dot, off the
-    # ink and on a uniform face (`uniform`, the dot-only tests above); a spot of print has no
-    # outline of a disc's size around it)
-    light_board = one_surface & even_face & ((closed & dot_round & (~from_dot | uniform))
+    # ink and on a uniform face (`uniform`, the dot-only tests above), and the circle of a disc's
+    # radius fits its rim on as many rays as the outline must close on: a letter among letters
+    # (a board's printed text) finds its neighbours' strokes on the circle, not one rim)
+    dot_outline = uniform & (outline_cover >= params.min_closure)
+    light_board = one_surface & even_face & ((closed & dot_round & (~from_dot | dot_outline))
                                              | (~from_dot & half_closed & dot_seen
                                                 & (vote_score >= params.min_outline_votes)))
     # (the clipped faces' rules were made for vote peaks of `clipped_vote_fraction` of a circle)
