@@ -85,6 +85,9 @@ FACE_RING_BOARD = (0.22, 0.28, 0.34)
 #: radii (board units) of the ring just outside a disc's rim and side (an object lying across
 #: the disc runs on there)
 OUTSIDE_RING_BOARD = (0.6, 0.68)
+#: a printed line around a candidate steps on at least this share of its rays (a disc's outline
+#: on paper clipped as white as its face is its side and its shadow: strong on some rays only)
+PRINTED_LINE_SHARE = 0.75
 #: the cached board -> image table the profile points are looked up in (vision.geometry)
 LOOKUP_SCALE_PX_PER_UNIT = 16.0
 LOOKUP_MARGIN_BOARD = 1.5
@@ -493,10 +496,15 @@ def detect_discs(
     # (and that outline is a disc's size: a ring printed on the clipped paper, a little wider
     # than a disc, gives the fixed-radius fit its edges too; where no dot speaks for it, a clipped
     # face's outline counts only then)
+    # (clipping moves a disc's step out by up to the blur's width, but its outline there is its
+    # side and its shadow, strong on some rays only; a printed ring is an even line on all of them)
     unsized = dot_clipped & ~dot_ok & outline_ok
     if unsized.any():
-        unsized[unsized] = ~_disc_sized(starts[:n][unsized], u, rim_edges[0][:n][unsized],
-                                        rim_edges[1][:n][unsized], rim_edges[2])
+        j = np.flatnonzero(unsized)
+        _, strength = _edge_positions(vals[j, :, nd:], RIM_RADII, np.full(len(j), -1.0),
+                                      near=(rim_edges[2], params.min_rim_step))
+        even_line = (strength > min_step[j, None]).mean(axis=1) >= PRINTED_LINE_SHARE
+        unsized[j] = even_line & ~_disc_sized(starts[j], u, rim_edges[0][j], rim_edges[1][j], rim_edges[2])
     rim_only &= ~unsized
     if from_dot.any():
         dot_conf = np.where(rim_only & annulus_ok & off_ink, 0.45 + 0.2 * contrast, dot_conf)
