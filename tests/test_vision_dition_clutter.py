@@ -84,3 +84,14 @@ def test_white_discs_on_printed_paper_are_found() -> None:
     face is even. Frame 21's discs at (10.58, 14.54) and (8.34, 14.34) were missed."""
     discs, found = _bench_frame(21, Variety(board="printed"))
     assert _score(discs, found) == (0, 0, 0)
+
+
+def test_a_white_disc_on_clipped_paper_is_not_taken_for_a_printed_ring() -> None:
+    """Frame 17 of the glare light: the white disc at (15.17, 8.02) on paper clipped at the
+    sensor's white shows only its side and its shadow, and clipping moves that step out by the
+    blur's width (a free-radius fit 0.04 wider than its top face), as wide as a printed ring's
+    inner edge. But a ring is an even line on every ray; this outline steps on 10 of 24. It was
+    lost when the size test alone decided."""
+    _discs, found = _bench_frame(17, Variety(light="glare"))
+    near = [d for d in found if np.hypot(d.centre_board[0] - 15.17, d.centre_board[1] - 8.02) < 0.3]
+    assert [d.colour for d in near] == ["white"]
