@@ -82,6 +82,12 @@ DOT_RADII = np.linspace(0.03, 0.255, 16)
 RIM_RADII = np.linspace(0.34, 0.70, 19)
 #: radii (board units) of the face's samples: between the grey dot's rim and the disc's
 FACE_RING_BOARD = (0.22, 0.28, 0.34)
+#: radii (board units) of the ring just outside a disc's rim and side (an object lying across
+#: the disc runs on there)
+OUTSIDE_RING_BOARD = (0.6, 0.68)
+#: a printed line around a candidate steps on at least this share of its rays (a disc's outline
+#: on paper clipped as white as its face is its side and its shadow: strong on some rays only)
+PRINTED_LINE_SHARE = 0.75
 #: the cached board -> image table the profile points are looked up in (vision.geometry)
 LOOKUP_SCALE_PX_PER_UNIT = 16.0
 LOOKUP_MARGIN_BOARD = 1.5
@@ -459,6 +465,23 @@ def detect_discs(
     face_delta, face_colour, board_colour = _face_against_board(
         small, rect.shape, rect_bgr, face_bgr, cands, face, max(params.min_face_contrast, params.face_snr * noise),
         params)
+    neutral = _neutral_face(face_bgr, noise, params) if face_bgr is not None else np.ones(len(cands), bool)
+    if face_bgr is not None and rect_bgr is not None and (~neutral).any():
+        # (or neutral but where an object lying across it hides part of it (`_under_object`):
+        # then its face is what the rest of the ring shows, the object's samples left out)
+        ask = np.flatnonzero(~neutral)
+        out_idx = _ring_indices(rect.shape, cands[ask], tuple(r * s for r in OUTSIDE_RING_BOARD), 24)
+        under, covered = _under_object(face_bgr[ask], rect_bgr.reshape(-1, 3)[out_idx], board_colour[ask],
+                                       noise, max(params.min_face_contrast, params.face_snr * noise), params)
+        if under.any():
+            i = ask[under]
+            neutral[i] = True
+            face_bgr = face_bgr.copy()
+            face_bgr[i], face[i], spread[i] = _without_object(face_bgr[i], rectf.reshape(-1)[face_idx[i]],
+                                                              covered[under])
+            face_delta, face_colour, board_colour = _face_against_board(
+                small, rect.shape, rect_bgr, face_bgr, cands, face,
+                max(params.min_face_contrast, params.face_snr * noise), params)
     # (and is one surface: text, a logo, a crossing of lines vary more across the ring than
     # they differ from the board)
     min_contrast = max(params.min_face_contrast, params.face_snr * noise)
@@ -495,7 +518,6 @@ def detect_discs(
     # surrounds it; a disc's face differs from what lies beyond its rim, with its colour's
     # sign, on at least as many rays as its outline closes on: neighbours hide the rest)
     beside = beside_share >= params.min_closure
-    neutral = _neutral_face(face_bgr, noise, params) if face_bgr is not None else np.ones(len(cands), bool)
     contrast_counts = is_black | dot_seen | dot_clipped | (closed & differs)
     conf = 0.45 * vote_score + 0.2 * contrast * contrast_counts + 0.2 * dot_ok + 0.15 * outline_ok
     size = board.size_board
@@ -522,6 +544,19 @@ def detect_discs(
     moved = np.linalg.norm(rim_first[:n] - centres0, axis=1)
     rim_only = (~dot_ok & outline_ok & dot_clipped & (moved < params.rim_only_max_shift_board)
                 & (outline_cover >= params.rim_only_min_cover))
+    # (and that outline is a disc's size: a ring printed on the clipped paper, a little wider
+    # than a disc, gives the fixed-radius fit its edges too; where no dot speaks for it, a clipped
+    # face's outline counts only then)
+    # (clipping moves a disc's step out by up to the blur's width, but its outline there is its
+    # side and its shadow, strong on some rays only; a printed ring is an even line on all of them)
+    unsized = dot_clipped & ~dot_ok & outline_ok
+    if unsized.any():
+        j = np.flatnonzero(unsized)
+        _, strength = _edge_positions(vals[j, :, nd:], RIM_RADII, np.full(len(j), -1.0),
+                                      near=(rim_edges[2], params.min_rim_step))
+        even_line = (strength > min_step[j, None]).mean(axis=1) >= PRINTED_LINE_SHARE
+        unsized[j] = even_line & ~_disc_sized(starts[j], u, rim_edges[0][j], rim_edges[1][j], rim_edges[2])
+    rim_only &= ~unsized
     if from_dot.any():
         dot_conf = np.where(rim_only & annulus_ok & off_ink, 0.45 + 0.2 * contrast, dot_conf)
     conf = np.where(from_dot, dot_conf, np.where(rim_only, np.maximum(conf, 0.45 + 0.2 * contrast), conf))
@@ -543,6 +578,10 @@ def detect_discs(
     # its round dot, or half its outline, its dot and the votes of its outline: a dot-like spot of
     # print has no outline votes, so there the face must differ too)
     dot_round = dot_seen & (dot_cover >= params.min_dot_cover)
+    if rect_bgr is not None and dot_round.any():
+        # (and grey, as a disc's dot is: the tip of a printed red star looks like a dot too)
+        dot_bgr = _mean_colour(rect_bgr, cands[dot_round], (0.0, 0.03 * s, 0.06 * s))
+        dot_round[dot_round] = ~_coloured(dot_bgr, noise, params)
     half_closed = closure >= 0.5 * params.min_closure
     # (hemmed in, a disc still differs from what lies beyond its rim in the gaps its outline
     # shows through: a letter or a stripe on a rack is the board's or the rack's own colour there)
@@ -550,10 +589,17 @@ def detect_discs(
     # (with no contrast against the board to show, a white face on a light board must be as
     # even as the frame's noise lets it be: a letter or a logo inside the ring is not)
     even_face = spread <= params.face_snr * noise
-    light_board = one_surface & even_face & ~from_dot & ((closed & dot_round)
-                                             | (half_closed & dot_seen & (vote_score >= params.min_outline_votes)))
+    # (a dot-only candidate too, when its outline closes: a white face on paper as light as it
+    # steps too little to vote, but its side and shadow still close around a round dot, off the
+    # ink and on a uniform face (`uniform`, the dot-only tests above), and the circle of a disc's
+    # radius fits its rim on as many rays as the outline must close on: a letter among letters
+    # (a board's printed text) finds its neighbours' strokes on the circle, not one rim)
+    dot_outline = uniform & (outline_cover >= params.min_closure)
+    light_board = one_surface & even_face & ((closed & dot_round & (~from_dot | dot_outline))
+                                             | (~from_dot & half_closed & dot_seen
+                                                & (vote_score >= params.min_outline_votes)))
     # (the clipped faces' rules were made for vote peaks of `clipped_vote_fraction` of a circle)
-    clipped_ok = (dot_clipped | rim_only) & (from_dot | (votes >= params.clipped_vote_fraction * full_circle))
+    clipped_ok = ((dot_clipped & ~unsized) | rim_only) & (from_dot | (votes >= params.clipped_vote_fraction * full_circle))
     # (a Dition face around its dot is even: a letter's bowl or a logo is not)
     even = spread < 0.2 * np.abs(face - dotv)
     free = keep & neutral & (clipped_ok | (closed & differs & (beside | dot_round)) | light_board)
@@ -976,6 +1022,65 @@ def _face_against_beside(vals: np.ndarray, r_top: float, band: np.ndarray, min_s
     return ((beyond - face) * polarity[:, None] > min_step[:, None]).mean(axis=1)
 
 
+def _disc_sized(starts: np.ndarray, u: np.ndarray, r_edge: np.ndarray, ok: np.ndarray, r_top: float) -> np.ndarray:
+    """Whether the outline's edges (`r_edge` (N, R) along the rays `u` from `starts`, on the rays
+    `ok`) lie on a circle of the top face's radius `r_top`: a free-radius fit of them within two
+    rim samples of it (the step that finds an edge spans two samples, `_outline_closure`; a
+    ring printed 1.2 diameters wide fits 0.05-0.07 wider)."""
+    tol = 2.0 * float(RIM_RADII[1] - RIM_RADII[0])
+    _, _, good, _, radius = _fit_circles(starts, u, r_edge, ok, r_top, False)
+    return good & (np.abs(radius - r_top) <= tol)
+
+
+def _coloured(bgr: np.ndarray, noise: float, params: DiscParams) -> np.ndarray:
+    """Which samples (..., 3) are coloured rather than black, white or grey (`_neutral_face`)."""
+    # (of the three channels pairwise: numpy's reduction over a last axis of 3 is ten times slower)
+    b, g, r = bgr[..., 0], bgr[..., 1], bgr[..., 2]
+    hi = np.maximum(np.maximum(b, g), r).astype(np.float32)
+    lo = np.minimum(np.minimum(b, g), r).astype(np.float32)
+    return (hi - lo) > params.max_face_saturation * (hi + 30.0) + params.outline_snr * noise
+
+
+def _under_object(face_bgr: np.ndarray, out_bgr: np.ndarray, board_colour: np.ndarray, noise: float,
+                  min_contrast: float, params: DiscParams) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each candidate's coloured face samples (`face_bgr` (N, P, 3)) are an object lying
+    across it (a pencil, a sleeve) rather than its own face: they cover no more of the face than
+    the disc's outline may miss (1 - `min_closure`: a disc hidden more than that is not in view),
+    the object runs on beyond the rim (a coloured sample of the ring just outside it, `out_bgr`
+    (N, Q, 3), of the same colour: their medians within `min_contrast` in every channel) and it is
+    not the board (its colour differs from the board's, `board_colour` (N, 3), by `min_contrast`:
+    felt or wood around a candidate is the board, not something on it). The rest of the face must
+    then be neutral, as a whole face must (`_neutral_face`). And which samples are coloured
+    (N, P)."""
+    col_face = _coloured(face_bgr, noise, params)
+    col_out = _coloured(out_bgr, noise, params)
+    out = np.zeros(len(face_bgr), bool)
+    share = col_face.mean(axis=1)
+    ok = (share > 0) & (share <= 1.0 - params.min_closure) & col_out.any(axis=1)
+    for i in np.flatnonzero(ok):
+        obj = np.median(face_bgr[i][col_face[i]].astype(np.float32), axis=0)
+        beyond = np.median(out_bgr[i][col_out[i]].astype(np.float32), axis=0)
+        out[i] = (np.abs(obj - beyond).max() < min_contrast
+                  and np.abs(obj - board_colour[i]).max() >= min_contrast)
+    return out, col_face
+
+
+def _without_object(face_bgr: np.ndarray, face_grey: np.ndarray, covered: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The faces' samples (`face_bgr` (N, P, 3), `face_grey` (N, P)) with those under an object
+    (`covered` (N, P)) replaced by the median of the rest, and the faces' grey medians and spreads
+    (robust sigma) from the rest alone."""
+    bgr = face_bgr.astype(np.float32)
+    grey = face_grey.astype(np.float32)
+    med_g, spread = np.zeros(len(bgr), np.float32), np.zeros(len(bgr), np.float32)
+    for k in range(len(bgr)):
+        seen = ~covered[k]
+        bgr[k][~seen] = np.median(bgr[k][seen], axis=0)
+        med_g[k] = np.median(grey[k][seen])
+        spread[k] = 1.4826 * np.median(np.abs(grey[k][seen] - med_g[k]))
+    return bgr.astype(face_bgr.dtype), med_g, spread
+
+
 def _neutral_face(face_bgr: np.ndarray, noise: float, params: DiscParams) -> np.ndarray:
     """Whether each candidate's face (`face_bgr` (N, P, 3): its samples) is black or white rather
     than coloured: its colour spread (max - min of B, G, R) below `max_face_saturation` of its
@@ -983,11 +1088,7 @@ def _neutral_face(face_bgr: np.ndarray, noise: float, params: DiscParams) -> np.
     frame's `noise` (grey levels) gives one sample's channels (`outline_snr` sigmas: a codec's
     colour subsampling smears the board's colour into a black face's samples). Felt, wood, a
     printed red circle are coloured."""
-    b, g, r = face_bgr[..., 0], face_bgr[..., 1], face_bgr[..., 2]
-    # (of the three channels pairwise: numpy's reduction over a last axis of 3 is ten times slower)
-    hi = np.maximum(np.maximum(b, g), r).astype(np.float32)
-    lo = np.minimum(np.minimum(b, g), r).astype(np.float32)
-    coloured = (hi - lo) > params.max_face_saturation * (hi + 30.0) + params.outline_snr * noise
+    coloured = _coloured(face_bgr, noise, params)
     # (per sample, not of the mean colour: a ring half on a red print and half on the board
     # around it averages to a pale, nearly neutral colour; a disc's face is neutral all over,
     # but for a few samples on a highlight's coloured fringe or on the rim)
