@@ -462,9 +462,9 @@ def detect_discs(
     # differs from the board under it; both measured against the noise this frame shows
     noise = max(_frame_noise(rect), params.min_noise)
     face_bgr = rect_bgr.reshape(-1, 3)[face_idx] if rect_bgr is not None else None  # (N, 72, 3)
-    face_delta, face_colour, board_colour = _face_against_board(
+    face_delta, face_step, face_colour, board_colour = _face_against_board(
         small, rect.shape, rect_bgr, face_bgr, cands, face, max(params.min_face_contrast, params.face_snr * noise),
-        params)
+        ~is_black, params)
     neutral = _neutral_face(face_bgr, noise, params) if face_bgr is not None else np.ones(len(cands), bool)
     if face_bgr is not None and rect_bgr is not None and (~neutral).any():
         # (or neutral but where an object lying across it hides part of it (`_under_object`):
@@ -479,13 +479,21 @@ def detect_discs(
             face_bgr = face_bgr.copy()
             face_bgr[i], face[i], spread[i] = _without_object(face_bgr[i], rectf.reshape(-1)[face_idx[i]],
                                                               covered[under])
-            face_delta, face_colour, board_colour = _face_against_board(
+            face_delta, face_step, face_colour, board_colour = _face_against_board(
                 small, rect.shape, rect_bgr, face_bgr, cands, face,
-                max(params.min_face_contrast, params.face_snr * noise), params)
+                max(params.min_face_contrast, params.face_snr * noise), ~is_black, params)
     # (and is one surface: text, a logo, a crossing of lines vary more across the ring than
     # they differ from the board)
-    min_contrast = max(params.min_face_contrast, params.face_snr * noise)
-    one_surface = spread <= params.max_face_spread * np.maximum(face_delta, min_contrast)
+    # (a light face clipped at the sensor's white in all three channels shows less contrast
+    # than it has, the sensor cut it off, and carries no noise: only the frame's noise bounds
+    # its contrast from below. The least contrast of print does not apply: ink is darker than
+    # its paper, never clipped above it; bare warm paper in a hot spot is clipped in red and
+    # green, its blue still a few levels below white)
+    saturated = ~is_black & _saturated(face_bgr, params) if face_bgr is not None else np.zeros(len(cands), bool)
+    min_contrast = np.where(saturated, params.face_snr * noise, max(params.min_face_contrast, params.face_snr * noise))
+    # (how much the face varies against how much it differs, either way: a glossy black disc on
+    # green felt, lit, is lighter than the felt in grey, blue and red, darker in green only)
+    one_surface = spread <= params.max_face_spread * np.maximum(face_step, min_contrast)
     differs = (face_delta >= min_contrast) & one_surface
     min_step = np.full(len(cands), max(params.min_rim_step, params.outline_snr * noise))
     band = -(geom.thickness_shift(centres0, params.thickness_board) @ u.T)
@@ -497,14 +505,17 @@ def detect_discs(
         closure = np.maximum(closure, _outline_closure(vals_bright[:n, :, nd:], rim_edges[2], band,
                                                        min_step * math.sqrt(3.0), polarity))
     beside_share = _face_against_beside(vals[:n], rim_edges[2], band, min_step, polarity)
-    dark = np.flatnonzero(is_black)
-    if vals_bgr is not None and len(dark):
+    rim_in_colour = np.zeros(len(cands), bool)
+    if vals_bgr is not None and (is_black | saturated).any():
         # (and along the colour in which this face and the board under it differ most, measured
         # on both: a black face on saturated felt can be as bright as the felt, grey and even
         # grey + (B - R) see no rim, but it lacks the felt's colour; that channel is a unit
         # vector e of B, G, R, whose noise is that of the channels the frame shows, weighted by e)
         # (for a dark face only: a white face stands out in grey already, and a corner of the
         # board's frame, a shadow or the print beside a line differ from the felt in colour too)
+        # (and for a light face clipped in all three channels: its grey steps are clipped too, a
+        # white face on warm paper clipped in red and green differs from it in blue only)
+        dark = np.flatnonzero(is_black | saturated)
         along, e = _along_face_to_board(vals_bgr[dark], face_colour[dark], board_colour[dark])
         along_noise = np.maximum(np.sqrt((e**2) @ _frame_noise(rect_bgr) ** 2), params.min_noise)
         step = np.maximum(params.min_rim_step, params.outline_snr * along_noise)
@@ -512,6 +523,33 @@ def detect_discs(
         r_dark, band_dark = rim_edges[2], band[dark]
         closure[dark] = np.maximum(closure[dark], _outline_closure(along[..., nd:], r_dark, band_dark, step, up))
         beside_share[dark] = np.maximum(beside_share[dark], _face_against_beside(along, r_dark, band_dark, step, up))
+        # (such a face's rim steps are clipped in grey too: where the grey fit found no rim, the
+        # rim is fitted in that colour and the centre taken from it and the dot; on every ray
+        # that shows it: the face's own rim is its first step on the camera's side as well,
+        # down onto its side in the shade below it, and a fit of half the outline is pulled
+        # towards the far side by a piece not quite round)
+        sat = np.flatnonzero(saturated[dark] & ~outline_ok[dark])
+        if len(sat):
+            j = dark[sat]
+            r_edge, far_ok, r_top, near_ok = _rim_edges(along[sat][..., nd:], u, starts[j], np.ones(len(j), bool),
+                                                        geom, params)
+            c_sat, sig_sat, ok_sat, cover_sat, _ = _fit_circles(starts[j], u, r_edge, far_ok | near_ok, r_top, True)
+            # (and located as a rim is, to within half of what a piece a little off round leaves:
+            # the clipped paper's rims of shadow fall-off, 0.02-0.03; the discs', 0.002-0.004)
+            rim_in_colour[j] = ok_sat & (cover_sat >= params.min_closure) & (sig_sat <= 0.5 * RIM_REFIT_BOARD)
+            j, c_sat, w_sat = j[ok_sat], c_sat[ok_sat], 1.0 / np.maximum(sig_sat[ok_sat], 1e-3) ** 2
+            wj = w_dot[j] + w_sat
+            top_c[j] = (top[j] * w_dot[j, None] + c_sat * w_sat[:, None]) / wj[:, None]
+            centre[j] = top_c[j] - geom.thickness_shift(top_c[j], params.thickness_board)
+            sigma[j] = np.sqrt(1.0 / wj + (0.003 if not geom.estimated else 0.008) ** 2)
+    # (a clipped face is held to the noise alone where a rim of the disc's size is fitted
+    # around it, in grey or in that colour, on at least `min_closure` of the rays and located as
+    # a rim is (below; kit seed 3 frame 74: clipped paper with a grey fit on 11 rays): bare paper
+    # clipped in a hot spot between discs has their shadows' soft fall-off around it, steps on
+    # some rays (a quarter of them) but no circle of them; the discs, 0.96-1)
+    rim_in_grey = outline_ok & (outline_cover >= params.min_closure) & (outline_sigma <= 0.5 * RIM_REFIT_BOARD)
+    differs &= ~saturated | rim_in_grey | rim_in_colour | (face_delta >= max(params.min_face_contrast,
+                                                                            params.face_snr * noise))
     closed = closure >= params.min_closure
     # (the board under a disc is what lies right beside its rim, not the board 5 diameters
     # away: a patch of table beside the board's edge differs from the board but not from what
@@ -541,9 +579,12 @@ def detect_discs(
     # its shadow to the outline fit: with a clipped face all around the faint dot and the outline
     # centred where the search started, that is a disc (a dot-only candidate must also lie off
     # the ink; a vote peak has its outline's votes besides)
+    # (in colour, a face clipped in all three channels: light that washes out the grey dot lifts
+    # the face, a hundred levels above the dot in every channel, far past the sensor's white;
+    # bare warm paper in a hot spot is clipped in red and green only)
     moved = np.linalg.norm(rim_first[:n] - centres0, axis=1)
     rim_only = (~dot_ok & outline_ok & dot_clipped & (moved < params.rim_only_max_shift_board)
-                & (outline_cover >= params.rim_only_min_cover))
+                & (outline_cover >= params.rim_only_min_cover) & (saturated | (face_bgr is None)))
     # (and that outline is a disc's size: a ring printed on the clipped paper, a little wider
     # than a disc, gives the fixed-radius fit its edges too; where no dot speaks for it, a clipped
     # face's outline counts only then)
@@ -562,7 +603,7 @@ def detect_discs(
     conf = np.where(from_dot, dot_conf, np.where(rim_only, np.maximum(conf, 0.45 + 0.2 * contrast), conf))
     # the evidence a disc shows whatever it is made of: its closed outline, its face against the
     # board (in units of the least contrast that counts), its dot if it has one
-    face_term = np.clip(face_delta / (4.0 * max(params.min_face_contrast, params.face_snr * noise)), 0.0, 1.0)
+    face_term = np.clip(face_delta / (4.0 * min_contrast), 0.0, 1.0)
     shown = 0.55 * closure + 0.25 * face_term + 0.2 * dot_seen
     conf = np.where(closed & differs, np.maximum(conf, shown), conf)
     # every disc shows its dot or its rim to the sub-pixel fits, or its closed outline around a
@@ -1095,12 +1136,22 @@ def _neutral_face(face_bgr: np.ndarray, noise: float, params: DiscParams) -> np.
     return coloured.mean(axis=1) <= params.max_coloured_share
 
 
+def _saturated(face_bgr: np.ndarray, params: DiscParams) -> np.ndarray:
+    """Whether each face (`face_bgr` (N, P, 3): its samples) is clipped at the sensor's white in
+    all three channels (each sample's darkest channel at `clip_level` or above) on all but
+    `max_coloured_share` of its samples (its rim, a highlight's fringe)."""
+    darkest = np.minimum(np.minimum(face_bgr[..., 0], face_bgr[..., 1]), face_bgr[..., 2])
+    return (darkest >= params.clip_level).mean(axis=1) >= 1.0 - params.max_coloured_share
+
+
 def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr: np.ndarray | None,
                         face_bgr: np.ndarray | None, cands_px: np.ndarray, face: np.ndarray,
-                        min_contrast: float, params: DiscParams
-                        ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+                        min_contrast: float, lighter: np.ndarray, params: DiscParams
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
     """How much each candidate's face differs from the board around it (grey levels: the largest
-    difference of a colour channel where in colour, black on green felt differs in green), and
+    difference of a colour channel where in colour, black on green felt differs in green), with
+    its reading's sign (`lighter` (N,): lighter than the board, else darker; the other way it is
+    negative) and without (N,) each, and
     the faces' and the board's colours (N, 3), BGR (None for a grey frame). `small`: the grey
     rectified image of `rect_shape` at a quarter of its scale; `face_bgr` (N, P, 3): the faces'
     samples in colour. The board: the median over ~5 diameters (discs, even a packed cluster,
@@ -1121,6 +1172,12 @@ def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr
         faces = _row_median(face_bgr.astype(np.float32))
     all_faces = face[:, None] if faces is None else np.concatenate([face[:, None], faces], axis=1)
     delta = np.abs(all_faces - board).max(axis=1)
+    # (what counts is the difference with the reading's sign, `lighter` (N,): a light reading's
+    # face lighter than the board in some channel, a dark one's darker; the paper in a gap
+    # between black discs, darkened by their shadows, is darker than the board in every channel
+    # and no white disc. Unsigned, it picks the dark candidates to leave out below)
+    sign = np.where(lighter, 1.0, -1.0)[:, None]
+    signed = ((all_faces - board) * sign).max(axis=1)
     stands_out = delta >= min_contrast
     # (the board beside a light candidate, without the dark candidates that stand out: black
     # discs around a patch of bare board, or beside the paper inside a printed ring, darken the
@@ -1133,7 +1190,8 @@ def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr
     if light.any() and dark.any():
         bare = _board_around(planes, rect_shape, cands_px[dark], cands_px[light], board[light], params)
         delta[light] = np.minimum(delta[light], np.abs(all_faces[light] - bare).max(axis=1))
-    return delta, faces, (board[:, 1:] if faces is not None else None)
+        signed[light] = np.minimum(signed[light], ((all_faces[light] - bare) * sign[light]).max(axis=1))
+    return signed, delta, faces, (board[:, 1:] if faces is not None else None)
 
 
 def _board_around(planes: np.ndarray, rect_shape: tuple[int, ...], discs_px: np.ndarray, at_px: np.ndarray,
