@@ -200,3 +200,53 @@ def test_white_discs_clipped_on_warm_paper_are_found() -> None:
         (truth,) = [d for d in discs if np.hypot(d.x - x, d.y - y) < 0.01]
         assert truth.colour == "white"
         assert np.min(np.hypot(*(f - (truth.x, truth.y)).T)) < 0.005, (x, y)
+
+
+def test_white_discs_under_a_cool_light_are_found() -> None:
+    """A cool (daylight) cast on warm paper (variety benchmark, seed 1, frame 28): white faces at
+    grey 249-252, clipped in blue and green, show only 10-14 grey levels over their paper, under
+    the 16-level floor print is held to; each shows its round grey dot, its rim at the predicted
+    radius and its outline closed all around, and differs from what lies right beyond its rim
+    all around. 7 of them were missed."""
+    discs, found = _bench_frame(1, 28, Variety(light="cool"))
+    missed, phantoms, colours, median = _score(discs, found)
+    assert (missed, phantoms, colours) == (0, 0, 0)
+    assert median < 0.005
+
+
+def test_white_discs_in_a_defocused_frame_are_found() -> None:
+    """A 2-px defocus (variety benchmark, seed 1, frame 4: 140 discs) spreads a white face's
+    rim step of 27 grey levels over 0.16 diameters; over 0.04 diameters it steps less than 4
+    noise sigmas (3.1 levels), and 50 white discs were missed. The outline's step is taken over
+    the rim's width this frame shows (its sigma measured on the fitted rims): every disc found."""
+    discs, found = _bench_frame(1, 4, Variety(camera="defocus"))
+    missed, phantoms, colours, median = _score(discs, found)
+    assert (missed, phantoms, colours) == (0, 0, 0)
+    assert median < 0.01
+
+
+def test_white_discs_clipped_in_glare_show_their_outline_in_blue() -> None:
+    """Glare (variety benchmark, seed 1, frame 2): white faces clipped at 255 in all three
+    channels, their dots washed out, on warm paper clipped in red and green; the paper keeps
+    15-20 levels of blue under the face, and there the outline is a circle of the disc's size all
+    around. The discs at (16.22, 12.73) and (18.76, 13.56) were missed; now only the two whose
+    paper is clipped all around (the frame does not show them) are, with no phantom."""
+    discs, found = _bench_frame(1, 2, Variety(light="glare"))
+    for x, y in ((16.22, 12.73), (18.76, 13.56)):
+        near = [d for d in found if np.hypot(d.centre_board[0] - x, d.centre_board[1] - y) < 0.3]
+        assert [d.colour for d in near] == ["white"]
+    _missed, phantoms, colours, median = _score(discs, found)
+    assert (phantoms, colours) == (0, 0)
+    assert median < 0.005
+    f = np.array([d.centre_board for d in found])
+    lost = sorted((round(d.x, 1), round(d.y, 1)) for d in discs if np.min(np.hypot(*(f - (d.x, d.y)).T)) > 0.3)
+    assert lost == [(14.6, 10.6), (17.6, 10.0)]
+
+
+def test_bare_paper_among_shadows_in_glare_is_not_a_disc() -> None:
+    """Glare (variety benchmark, seed 1, frame 17): patches of bare paper clipped at 255 among
+    discs whose soft shadows close around them cross halfway between paper and shadow along a
+    ragged line; a circle fitted through it is no outline (three were read as white discs while
+    the clipped face's outline rule counted rays by the spread of the fit's own residuals)."""
+    discs, found = _bench_frame(1, 17, Variety(light="glare"))
+    assert _score(discs, found)[:3] == (0, 0, 0)

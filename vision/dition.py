@@ -499,6 +499,15 @@ def detect_discs(
     band = -(geom.thickness_shift(centres0, params.thickness_board) @ u.T)
     polarity = np.where(is_black, 1.0, -1.0)
     closure = _outline_closure(vals[:n, :, nd:], rim_edges[2], band, min_step, polarity)
+    # (a light face's, over the width a rim has in this frame: a defocused frame spreads a white
+    # face's step of 27 levels over 0.16 diameters, of which 0.04 see a quarter, `_rim_span`; a
+    # dark face steps 100 levels and more, which 0.04 diameters see however blurred, and the
+    # dark corners of the drawn squares would close over the wider span)
+    span = _rim_span(vals[:n, :, nd:], ~from_dot & outline_ok, rim_edges[1][:n], polarity, noise)
+    light = np.flatnonzero(~is_black)
+    if span > 1 and len(light):
+        closure[light] = _outline_closure(vals[light][:, :, nd:], rim_edges[2], band[light], min_step[light],
+                                          polarity[light], span)
     if vals_bright is not vals:
         # (and in grey + (B - R), where a black disc on blue felt differs from it; that channel
         # carries the noise of three: sqrt(3) times the steps)
@@ -643,7 +652,24 @@ def detect_discs(
     clipped_ok = ((dot_clipped & ~unsized) | rim_only) & (from_dot | (votes >= params.clipped_vote_fraction * full_circle))
     # (a Dition face around its dot is even: a letter's bowl or a logo is not)
     even = spread < 0.2 * np.abs(face - dotv)
-    free = keep & neutral & (clipped_ok | (closed & differs & (beside | dot_round)) | light_board)
+    # (a disc that proves itself by its dot, its rim and its whole outline needs no more contrast
+    # against the board than the frame's noise lets it show: `_proven_by_dot`)
+    proven = _proven_by_dot(closure, beside_share, dot_round, outline_ok, even_face & one_surface, face_delta,
+                            params.face_snr * noise, params.min_closure)
+    free = keep & neutral & (clipped_ok | (closed & differs & (beside | dot_round)) | light_board | proven)
+    # a white face clipped at the sensor's white in every channel, on paper that one channel
+    # still shows (warm paper under glare keeps its blue): its outline in that channel
+    if vals_bgr is not None and face_colour is not None:
+        lit = inside & neutral & ~free & ~is_black & (face_colour.min(axis=1) >= params.clip_level)
+        if lit.any():
+            at = np.flatnonzero(lit)
+            ok_c, c_top, c_sigma, c_cover = _clipped_outline(vals_bgr[at][:, :, nd:], u, starts[at], rim_edges[2],
+                                                             _frame_noise(rect_bgr), params)
+            at = at[ok_c]
+            free[at] = True
+            centre[at] = c_top[ok_c] - geom.thickness_shift(c_top[ok_c], params.thickness_board)
+            sigma[at] = np.sqrt(c_sigma[ok_c] ** 2 + (0.003 if not geom.estimated else 0.008) ** 2)
+            conf[at] = np.maximum(conf[at], 0.45 + 0.55 * c_cover[ok_c])
     hemmed = keep & neutral & ~free & half_closed & half_beside & dot_round & differs & even
     keep = free | (hemmed & _hemmed_in(centre, free, hemmed, params))
     idx = np.flatnonzero(keep)
@@ -785,6 +811,73 @@ def _accumulator_index(h: int, w: int, pad: int) -> np.ndarray:
              + (np.arange(w, dtype=np.float32)[None, :] + pad)).ravel()
     index.flags.writeable = False
     return index
+
+
+def _proven_by_dot(closure: np.ndarray, beside_share: np.ndarray, dot_round: np.ndarray, rim_fitted: np.ndarray,
+                   even: np.ndarray, face_delta: np.ndarray, noise_contrast: float,
+                   min_closure: float) -> np.ndarray:
+    """Which candidates (N,) prove themselves a disc by everything a Dition disc shows at once, so
+    that their face needs to differ from the board only by what the frame's noise lets it show
+    (`noise_contrast`: `face_snr` noise sigmas), not by the floor print is held to
+    (`min_face_contrast`): a round grey dot of the dot's size (`dot_round`), the rim fitted at
+    the radius the board's scale predicts (`rim_fitted`), an even face (`even`), an outline closed
+    all around (`closure` >= `min_closure`), and a face that differs with its sign from what lies
+    right beyond its rim, by the outline's step, on three quarters of the rays (`beside_share`;
+    not the half a disc hemmed in by neighbours shows). A white face under a cool light is clipped in
+    blue and green and shows 10-14 grey levels over its paper, less than it has, yet all of that
+    is seen. The print the floor keeps out has no such dot and outline around an even face; a
+    printed circle with a dot in it (a carrom board's) has the board inside (2 levels) and the
+    same paper beyond its line on half the rays; bare paper between discs has no dot."""
+    return ((closure >= min_closure) & (beside_share >= 0.75) & dot_round & rim_fitted & even
+            & (face_delta >= noise_contrast))
+
+
+def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_top: float,
+                     noise_bgr: np.ndarray, params: DiscParams
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The outline of a white face clipped at the sensor's white in every channel, in the one
+    channel its surroundings still show: for each candidate (profiles `rim_bgr` (N, R,
+    RIM_RADII, 3) from `starts` (N, 2), ray directions `u`) the channel whose ring beyond the
+    rim (0.6-0.7 diameters) is darkest; on each ray the step down outward nearest the predicted
+    rim `r_top`, counted where it stands `outline_snr` of that channel's noise sigmas out
+    (`noise_bgr` (3,), the frame's; clipped pixels carry none, so the floor `min_noise`); a
+    circle of free radius through those steps. A disc: the circle within 10 % of the radius the
+    board's scale predicts, on three quarters of the rays (closed all around, more than the
+    `min_closure` a face that differs from the board needs: here the face's contrast is cut
+    off by the sensor). Under glare warm paper clips in red and green but keeps 15-20 levels
+    of blue under a neutral white face; bare paper there is the paper's own blue, with no
+    round step at a disc's radius, and a face on paper clipped in all three shows nothing.
+    Returns which (N,), the top face's centres (N, 2), their 1-sigma (N,), the rays' share on
+    the circle (N,)."""
+    n = len(rim_bgr)
+    beyond = np.median(rim_bgr[:, :, RIM_RADII >= 0.6, :].reshape(n, -1, 3), axis=1)  # (N, 3)
+    ch = np.argmin(beyond, axis=1)
+    vals = np.take_along_axis(rim_bgr, ch[:, None, None, None], axis=3)[..., 0]  # (N, R, K)
+    step = np.maximum(params.min_rim_step, params.outline_snr * np.maximum(noise_bgr[ch], params.min_noise))
+    # (on each ray: the face's level inside the rim, the least level out to the side band and
+    # the shadow beyond it, and where the profile first crosses halfway between them: the edge
+    # of a step however blurred, which a slope test would miss on a step of 15 levels)
+    inner = RIM_RADII < r_top - 0.1
+    face = vals[..., inner].mean(axis=2)  # (N, R)
+    reach = (RIM_RADII > r_top - 0.1) & (RIM_RADII < r_top + 0.12)
+    low = vals[..., reach].min(axis=2)
+    half = 0.5 * (face + low)
+    below = (vals < half[..., None]) & (RIM_RADII > r_top - 0.1)[None, None, :]
+    k = np.clip(np.argmax(below, axis=2), 1, len(RIM_RADII) - 1)  # the first sample below halfway
+    v0 = np.take_along_axis(vals, (k - 1)[..., None], axis=2)[..., 0]
+    v1 = np.take_along_axis(vals, k[..., None], axis=2)[..., 0]
+    t = np.clip((v0 - half) / np.maximum(v0 - v1, 1e-6), 0.0, 1.0)
+    r_edge = RIM_RADII[k - 1] + t * (RIM_RADII[1] - RIM_RADII[0])
+    seen = ((face - low) > step[:, None]) & below.any(axis=2) & (np.abs(r_edge - r_top) < 0.08)
+    c, sig, good, _cover, radius = _fit_circles(starts, u, r_edge, seen, r_top, False, radius_tolerance=0.1)
+    # (the rays on that circle: within `RIM_REFIT_BOARD` of it, what a piece a little off round
+    # leaves; bare paper among discs whose shadows close around it crosses halfway along a ragged
+    # line, which a fit rejecting by the spread of its own residuals would take for a circle)
+    shift = c - starts
+    px, py = r_edge * u[None, :, 0] - shift[:, :1], r_edge * u[None, :, 1] - shift[:, 1:]
+    on = seen & (np.abs(np.hypot(px, py) - radius[:, None]) < RIM_REFIT_BOARD)
+    cover = on.mean(axis=1)
+    return good & (cover >= 0.75), c, sig, cover
 
 
 def _hemmed_in(centres: np.ndarray, free: np.ndarray, hemmed: np.ndarray, params: DiscParams) -> np.ndarray:
@@ -1021,18 +1114,44 @@ def _median_of_levels(values: np.ndarray) -> float:
 
 
 def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
-                     polarity: np.ndarray) -> np.ndarray:
+                     polarity: np.ndarray, span: int = 1) -> np.ndarray:
     """Share of the rays (N,) with a step (over 0.04 diameters) larger than `min_step` (N,) of
     the face's sign (`polarity` (N,): +1 a dark face, brighter outward; -1 a light one) on the
     disc's outline: at the predicted rim, or out to the visible side band's edge (`band` (N, R),
     diameters). A disc's outline is seen all round, and a face darker (lighter) than the board
     is darker (lighter) than its own side band's far half, its shadow or the gap beside a
     neighbour too, so its rim steps all have one sign; a drawn line, a crossing, the board's edge
-    or a patch of texture crosses that circle on a few rays, or with steps of both signs."""
-    d2 = (rim_vals[..., 2:] - rim_vals[..., :-2]) * polarity.astype(rim_vals.dtype)[:, None, None]
-    rr = RIM_RADII[1:-1]
+    or a patch of texture crosses that circle on a few rays, or with steps of both signs.
+    `span`: the step is taken between the samples this many (0.02 diameters each) either side
+    of each radius (`_rim_span`: 1, over 0.04 diameters, in a sharp frame)."""
+    d2 = (rim_vals[..., 2 * span:] - rim_vals[..., :-2 * span]) * polarity.astype(rim_vals.dtype)[:, None, None]
+    rr = RIM_RADII[span:-span]
     on_rim = (rr[None, None, :] > r_top - 0.05) & (rr[None, None, :] < r_top + np.maximum(band, 0.0)[..., None] + 0.05)
     return (np.max(np.where(on_rim, d2, 0.0), axis=2) > min_step[:, None]).mean(axis=1)
+
+
+def _rim_span(rim_vals: np.ndarray, fitted: np.ndarray, rays: np.ndarray, polarity: np.ndarray,
+              noise: float) -> int:
+    """How many profile samples (0.02 diameters each) either side of a rim its step takes in this
+    frame: the blur the frame shows, measured on the rims the fits found (`fitted` (N,), on the
+    rays `rays` (N, R) where no side shows; `rim_vals` (N, R, RIM_RADII), `polarity` (N,): +1
+    where the face is darker) as a Gaussian edge's sigma, the whole step C over its steepest
+    slope g per sample: sigma = C / (sqrt(2 pi) g), the median over the rays whose step stands
+    20 noise sigmas out (a black disc's ~200 levels, a white face's on dark felt). From a sigma
+    of 2.5 samples (0.05 diameters) the 0.04 diameters the outline tests were made for see less
+    than a third of C (erf(0.02 / (sigma sqrt 2))): there the step is taken over one sigma
+    either side, which sees 68 % of it. Sharper frames keep the 0.04 diameters (the kit's
+    table shows 0.9-2.2 samples, a 2-px defocus 2.1-3.7)."""
+    if not fitted.any():
+        return 1
+    v = rim_vals[fitted] * polarity[fitted].astype(rim_vals.dtype)[:, None, None]
+    whole = v[..., -3:].mean(axis=2) - v[..., :3].mean(axis=2)  # (M, R): beyond minus face
+    slope = np.diff(v, axis=2).max(axis=2)
+    use = rays[fitted] & (whole > 20.0 * noise) & (slope > 0)
+    if use.sum() < 12:  # (half a disc's rays at least)
+        return 1
+    sigma = float(np.median(whole[use] / (math.sqrt(2 * math.pi) * slope[use])))
+    return min(round(sigma), 4) if sigma >= 2.5 else 1  # (4: half the 0.36 diameters a profile spans)
 
 
 def _along_face_to_board(vals_bgr: np.ndarray, face_colour: np.ndarray,
