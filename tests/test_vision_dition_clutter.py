@@ -95,3 +95,40 @@ def test_a_white_disc_on_clipped_paper_is_not_taken_for_a_printed_ring() -> None
     _discs, found = _bench_frame(17, Variety(light="glare"))
     near = [d for d in found if np.hypot(d.centre_board[0] - 15.17, d.centre_board[1] - 8.02) < 0.3]
     assert [d.colour for d in near] == ["white"]
+
+
+def _ring_mask(radii_d: tuple[float, ...], inside) -> np.ndarray:
+    """(1, rings x 24) whether each sample of rings around a disc's centre (radius-major, as the
+    reader samples them; diameters) lies where `inside(x, y)` says something coloured is."""
+    ang = np.linspace(0, 2 * np.pi, 24, endpoint=False)
+    return np.array([[inside(r * np.cos(a), r * np.sin(a)) for r in radii_d for a in ang]])
+
+
+@pytest.mark.parametrize("offset_d", [0.0, 0.15, 0.3])
+@pytest.mark.parametrize("heading_deg", [0.0, 37.0, 90.0])
+def test_an_object_across_a_disc_runs_on_beyond_its_rim(offset_d: float, heading_deg: float) -> None:
+    """A pencil (a quarter of a diameter wide) lying across a disc, off its centre by up to 0.3
+    diameters at any heading, is seen on the face's outer ring where it crosses the rim and on
+    the ring beyond at about the same directions; a mark inside the face whose colour has
+    nothing to do with the colour seen beyond (a carrom board's red arrow between two drawn
+    lines, read as a white disc under an object on a real photo) is not an object across it."""
+    from vision.dition import FACE_RING_BOARD, OUTSIDE_RING_BOARD, _runs_on_beyond_rim
+
+    n = np.array([-np.sin(np.radians(heading_deg)), np.cos(np.radians(heading_deg))])
+
+    def pencil(x: float, y: float) -> bool:
+        return abs(x * n[0] + y * n[1] - offset_d) < 0.125
+
+    face = _ring_mask(FACE_RING_BOARD, pencil)
+    out = _ring_mask(OUTSIDE_RING_BOARD, pencil)
+    assert face.any() and out.any()
+    assert _runs_on_beyond_rim(face, out, 24).all()
+
+    def arrow(x: float, y: float) -> bool:  # an upright mark inside the face, off to one side
+        return (x - 0.08) ** 2 / 0.2**2 + y**2 / 0.5**2 < 1
+
+    def elsewhere(x: float, y: float) -> bool:  # colour beyond it, but across the disc from it
+        return x < -0.55 and abs(y) < 0.2
+
+    assert not _runs_on_beyond_rim(_ring_mask(FACE_RING_BOARD, arrow),
+                                   _ring_mask(OUTSIDE_RING_BOARD, elsewhere), 24).any()

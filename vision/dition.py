@@ -1201,8 +1201,25 @@ def _coloured(bgr: np.ndarray, noise: float, params: DiscParams) -> np.ndarray:
     return (hi - lo) > params.max_face_saturation * (hi + 30.0) + params.outline_snr * noise
 
 
+def _runs_on_beyond_rim(col_face: np.ndarray, col_out: np.ndarray, n_angles: int) -> np.ndarray:
+    """Whether what colours each candidate's face crosses its rim: most directions where the
+    face's outermost ring (`col_face` (N, rings x n_angles), radius-major) is coloured have the
+    ring beyond the rim (`col_out`, likewise) coloured too, within two directions (an object's
+    edge that crosses the rim off its centre is seen at the outer ring up to two directions of
+    24 further round: a chord 0.3 diameters off the centre meets the rings at 0.34 and 0.6
+    diameters 32 degrees apart). A printed mark inside drawn lines that only happens to have
+    colour nearby (a carrom board's arrow between its two lines) fails it."""
+    edge = col_face.reshape(len(col_face), -1, n_angles)[:, -1, :]
+    beyond = col_out.reshape(len(col_out), -1, n_angles).any(axis=1)
+    near = np.zeros_like(beyond)
+    for step in range(-2, 3):
+        near |= np.roll(beyond, step, axis=1)
+    n_edge = edge.sum(axis=1)
+    return (n_edge > 0) & ((edge & near).sum(axis=1) * 2 >= n_edge)
+
+
 def _under_object(face_bgr: np.ndarray, out_bgr: np.ndarray, board_colour: np.ndarray, noise: float,
-                  min_contrast: float, params: DiscParams) -> tuple[np.ndarray, np.ndarray]:
+                  min_contrast: float, params: DiscParams, n_angles: int = 24) -> tuple[np.ndarray, np.ndarray]:
     """Whether each candidate's coloured face samples (`face_bgr` (N, P, 3)) are an object lying
     across it (a pencil, a sleeve) rather than its own face: they cover no more of the face than
     the disc's outline may miss (1 - `min_closure`: a disc hidden more than that is not in view),
@@ -1217,6 +1234,7 @@ def _under_object(face_bgr: np.ndarray, out_bgr: np.ndarray, board_colour: np.nd
     out = np.zeros(len(face_bgr), bool)
     share = col_face.mean(axis=1)
     ok = (share > 0) & (share <= 1.0 - params.min_closure) & col_out.any(axis=1)
+    ok &= _runs_on_beyond_rim(col_face, col_out, n_angles)
     for i in np.flatnonzero(ok):
         obj = np.median(face_bgr[i][col_face[i]].astype(np.float32), axis=0)
         beyond = np.median(out_bgr[i][col_out[i]].astype(np.float32), axis=0)
