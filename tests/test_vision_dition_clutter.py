@@ -8,26 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.spatial import cKDTree
+from variety_support import bench_frame
 
-from hardware.sim import RenderOptions, random_camera, random_discs
-from hardware.sim.variety import PENCIL_BOARD, Variety, render_varied
-from vision.board import find_board
-from vision.camera import Intrinsics
-from vision.dition import detect_discs
+from hardware.sim.variety import PENCIL_BOARD, Variety
 
 
 def _bench_frame(frame: int, variety: Variety, seed: int = 1):
-    """Frame `frame` of the variety benchmark's `seed` (its draws, in its order): the discs and
-    the readings."""
-    rng = np.random.default_rng(seed)
-    for _ in range(frame + 1):
-        discs = random_discs(rng, int(rng.integers(10, 151)), touching_fraction=0.33, colours="random")
-        opts = RenderOptions.random(rng)
-        cam = random_camera(rng, "dition", distortion=True)
-    r = render_varied(discs, cam, np.random.default_rng([seed, frame]), variety, opts)
-    k = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
-    fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k)
-    return discs, detect_discs(r.image, fit, intrinsics=k)
+    """Frame `frame` of the variety benchmark's `seed`: the discs and the readings."""
+    return bench_frame(seed, frame, variety)
 
 
 def _score(discs, found) -> tuple[int, int, int]:

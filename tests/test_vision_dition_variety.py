@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.spatial import cKDTree
+from variety_support import bench_frame
 
 from hardware.sim import RenderOptions, random_camera, random_discs
 from hardware.sim.variety import Variety, render_varied
@@ -66,18 +67,7 @@ def test_black_discs_on_green_felt_as_bright_as_the_felt_are_found(seed: int) ->
     assert median < 0.01
 
 
-def _bench_frame(seed: int, frame: int, variety: Variety):
-    """Frame `frame` of the variety benchmark's `seed` (its draws, in its order), read with the
-    board's corners and the intrinsics given: the discs and the readings."""
-    rng = np.random.default_rng(seed)
-    for _ in range(frame + 1):
-        discs = random_discs(rng, int(rng.integers(10, 151)), touching_fraction=0.33, colours="random")
-        opts = RenderOptions.random(rng)
-        cam = random_camera(rng, "dition", distortion=True)
-    r = render_varied(discs, cam, np.random.default_rng([seed, frame]), variety, opts)
-    k = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
-    fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k)
-    return discs, detect_discs(r.image, fit, intrinsics=k)
+_bench_frame = bench_frame
 
 
 def test_black_discs_lighter_than_blue_felt_in_grey_are_read_black() -> None:

@@ -1,0 +1,26 @@
+"""Frames of the varied simulated table's benchmark (`benchmarks/bench_vision_variety.py`), for
+the tests that pin the reader's behaviour on one of them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hardware.sim import RenderOptions, random_camera, random_discs
+from hardware.sim.variety import Variety, render_varied
+from vision.board import find_board
+from vision.camera import Intrinsics
+from vision.dition import detect_discs
+
+
+def bench_frame(seed: int, frame: int, variety: Variety):
+    """Frame `frame` of the benchmark's `seed` (its draws, in its order), read with the board's
+    corners and the intrinsics given: the discs and the readings."""
+    rng = np.random.default_rng(seed)
+    for _ in range(frame + 1):
+        discs = random_discs(rng, int(rng.integers(10, 151)), touching_fraction=0.33, colours="random")
+        opts = RenderOptions.random(rng)
+        cam = random_camera(rng, "dition", distortion=True)
+    r = render_varied(discs, cam, np.random.default_rng([seed, frame]), variety, opts)
+    k = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
+    fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k)
+    return discs, detect_discs(r.image, fit, intrinsics=k)
