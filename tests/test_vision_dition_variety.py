@@ -240,3 +240,14 @@ def test_bare_paper_among_shadows_in_glare_is_not_a_disc() -> None:
     the clipped face's outline rule counted rays by the spread of the fit's own residuals)."""
     discs, found = _bench_frame(1, 17, Variety(light="glare"))
     assert _score(discs, found)[:3] == (0, 0, 0)
+
+
+def test_lit_black_discs_on_green_felt_are_found() -> None:
+    """Two black discs near the edge of green felt, lit: grey faces (91, 90, 96 BGR) on felt of
+    (46, 105, 38), lighter than it in grey, blue and red and only 14 levels darker in green, under
+    the 16-level floor. Held to being darker than the board, as a white reading is held to being
+    lighter, both were missed; a dark reading differs from the felt by its lack of colour."""
+    discs, found = _bench_frame(1, 10, Variety(board="green_felt"))
+    missed, phantoms, colours, median = _score(discs, found)
+    assert (missed, phantoms, colours) == (0, 0, 0)
+    assert median < 0.005

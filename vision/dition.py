@@ -1312,9 +1312,11 @@ def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr
     # (what counts is the difference with the reading's sign, `lighter` (N,): a light reading's
     # face lighter than the board in some channel, a dark one's darker; the paper in a gap
     # between black discs, darkened by their shadows, is darker than the board in every channel
-    # and no white disc. Unsigned, it picks the dark candidates to leave out below)
-    sign = np.where(lighter, 1.0, -1.0)[:, None]
-    signed = ((all_faces - board) * sign).max(axis=1)
+    # and no white disc. Unsigned, it picks the dark candidates to leave out below. A dark
+    # reading's difference stays unsigned: a lit black disc on saturated green felt is a grey
+    # surface lighter than the felt in grey, blue and red and only 14 levels darker in green
+    # (varied table, green felt, seed 1 frame 10), and differs from the felt by its lack of colour)
+    signed = np.where(lighter, (all_faces - board).max(axis=1), delta)
     stands_out = delta >= min_contrast
     # (the board beside a light candidate, without the dark candidates that stand out: black
     # discs around a patch of bare board, or beside the paper inside a printed ring, darken the
@@ -1327,7 +1329,9 @@ def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr
     if light.any() and dark.any():
         bare = _board_around(planes, rect_shape, cands_px[dark], cands_px[light], board[light], params)
         delta[light] = np.minimum(delta[light], np.abs(all_faces[light] - bare).max(axis=1))
-        signed[light] = np.minimum(signed[light], ((all_faces[light] - bare) * sign[light]).max(axis=1))
+        off_bare = all_faces[light] - bare
+        signed[light] = np.minimum(signed[light], np.where(lighter[light], off_bare.max(axis=1),
+                                                           np.abs(off_bare).max(axis=1)))
     return signed, delta, faces, (board[:, 1:] if faces is not None else None)
 
 
