@@ -48,20 +48,19 @@ class _DyingSource:
         self._source = source
         self._left = frames
 
-    def read(self) -> Any:
+    def _next(self, read: Callable[[], Any]) -> Any:
         if self._left <= 0:
             raise InjectedFault(f"{FAULT_ENV}: the frame thread dies here, as asked")
-        frame = self._source.read()
+        frame = read()
         self._left -= 1
         return frame
 
+    def read(self) -> Any:
+        return self._next(self._source.read)
+
     def read_borrowed(self) -> Any:
         """As `read`, for a source that lends its frames (`hardware.source.reader`)."""
-        if self._left <= 0:
-            raise InjectedFault(f"{FAULT_ENV}: the frame thread dies here, as asked")
-        frame = reader(self._source)()
-        self._left -= 1
-        return frame
+        return self._next(reader(self._source))
 
     def close(self) -> None:
         self._source.close()

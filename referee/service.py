@@ -319,12 +319,11 @@ class RefereeService:
                 if self._demo_replan:
                     self.referee.keep_frame()  # not replaced: its buffer goes back soon
                     return False
+                self.referee.frame_lent = self._lending
                 if _tidying(frame):
                     self.referee.last_frame = frame.image
                     self.referee.last_preview = frame.preview
-                    self.referee.frame_lent = self._lending
                     return False
-                self.referee.frame_lent = self._lending
                 self.referee.process(frame.image, frame.preview)
             self._last_error = None
         except Exception as exc:  # noqa: BLE001 - nothing a frame does may stop the referee
