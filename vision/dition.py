@@ -73,6 +73,7 @@ from vision.geometry import (
     camera_geometry,
     check_frame,
     rectify_maps,
+    row_median,
 )
 
 Colour = Literal["black", "white"]
@@ -1084,9 +1085,9 @@ def _ring_stats(
     s = params.scale_px_per_unit
     ring = rect.reshape(-1)[face_idx]
     dot = _ring_samples(rect, cands_px, (0.0, 0.05 * s, 0.08 * s), 24)
-    face = _row_median(ring)
-    spread = 1.4826 * _row_median(np.abs(ring - face[:, None]))
-    return face, _row_median(dot), spread
+    face = row_median(ring)
+    spread = 1.4826 * row_median(np.abs(ring - face[:, None]))
+    return face, row_median(dot), spread
 
 
 def _frame_noise(rect: np.ndarray) -> float | np.ndarray:
@@ -1306,7 +1307,7 @@ def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr
         planes = np.concatenate([planes, colour_small], axis=2)
         board = np.concatenate([board, _plate_brightness(cv2.medianBlur(colour_small, k), rect_shape, cands_px)],
                                axis=1)
-        faces = _row_median(face_bgr.astype(np.float32))
+        faces = row_median(face_bgr.astype(np.float32))
     all_faces = face[:, None] if faces is None else np.concatenate([face[:, None], faces], axis=1)
     delta = np.abs(all_faces - board).max(axis=1)
     # (what counts is the difference with the reading's sign, `lighter` (N,): a light reading's
@@ -1388,7 +1389,7 @@ def _face_to_plate(rect_bgr: np.ndarray, face_idx: np.ndarray, ks: int, cands_px
 
     b, g, r = cv2.split(rect_bgr)
     value = cv2.max(cv2.max(b, g), r)  # (numpy's max over the last axis is several times slower)
-    face = _row_median(value.reshape(-1)[face_idx].astype(np.float32))
+    face = row_median(value.reshape(-1)[face_idx].astype(np.float32))
     return face / np.maximum(_plate_brightness(_closing(_quarter(value), ks), value.shape, cands_px), 1.0)
 
 
@@ -1407,14 +1408,6 @@ def _closing(small: np.ndarray, ks: int) -> np.ndarray:
     import cv2
 
     return cv2.morphologyEx(small, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (ks, ks)))
-
-
-def _row_median(a: np.ndarray) -> np.ndarray:
-    """The median along axis 1 of an (N, P) or (N, P, C) array: (N,) or (N, C) (a full sort is
-    faster than np.median here)."""
-    srt = np.sort(a, axis=1)
-    n = a.shape[1]
-    return 0.5 * (srt[:, (n - 1) // 2] + srt[:, n // 2])
 
 
 def _plate_brightness(bg_small: np.ndarray, rect_shape: tuple[int, ...], cands_px: np.ndarray) -> np.ndarray:
@@ -1632,7 +1625,7 @@ def _dot_edges(
     # the steepest step moves well inside (to ~0.6 of the radius); clipped pixels carry no
     # noise, so a weaker step is still an edge there
     outer = vals[:, :, radii >= 0.2].reshape(len(vals), -1)
-    clipped = ~is_black & (_row_median(outer) >= params.clip_level)
+    clipped = ~is_black & (row_median(outer) >= params.clip_level)
     if clear is not None:
         clipped &= clear
     # (a neutral dot on such a face, more so: weaker steps, and it may look smaller still)

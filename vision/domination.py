@@ -60,7 +60,7 @@ from vision.errors import (
     InvalidImageError,
     InvalidIntrinsicsError,
 )
-from vision.geometry import PI_V2_HFOV_DEG, focal_from_hfov
+from vision.geometry import PI_V2_HFOV_DEG, focal_from_hfov, row_median
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from vision.camera import Intrinsics
@@ -726,16 +726,7 @@ def _outline_candidates(
 def _top_colour(prof: np.ndarray) -> np.ndarray:
     """A top's own colour (C, 3) from its profiles (C, J, S, 3): the median of the innermost
     samples of every direction (they lie inside the top face for every height)."""
-    return _median_rows(prof[:, :, 1:5].reshape(prof.shape[0], -1, 3))
-
-
-def _median_rows(values: np.ndarray) -> np.ndarray:
-    """`np.median(values, axis=1)` of finite values by one sort (np.median's partition is
-    several times slower on these short rows)."""
-    v = np.sort(values, axis=1)
-    n = v.shape[1]
-    lo, hi = v[:, (n - 1) // 2], v[:, n // 2]
-    return lo if n % 2 else (lo + hi) / 2
+    return row_median(prof[:, :, 1:5].reshape(prof.shape[0], -1, 3))
 
 
 def _darkening_crossings(
@@ -1494,7 +1485,7 @@ def _white_balance(ref_s: np.ndarray, calibrated: bool) -> tuple[np.ndarray, np.
     # the brighter part of the samples: a misplaced sample lands on a grid line or a piece
     flat_ref = ref_s.reshape(-1, 3)
     bright = flat_ref.sum(axis=1)
-    board_ref = _median_rows(flat_ref[bright >= _percentile(bright, 40.0)].T)
+    board_ref = row_median(flat_ref[bright >= _percentile(bright, 40.0)].T)
     if float(board_ref.min()) < 8.0:
         raise BoardPoseError(
             f"the board's light squares look black (median BGR {board_ref.round(1).tolist()}): "
@@ -1513,7 +1504,7 @@ def _occupancy(
     # per sample, then the median: the side band of a stack can mix complementary colours
     # (blue over yellow), whose mean or median colour would look grey
     floor_chroma = _chroma(floor_s * wb)  # (C, M, 2)
-    floor_sat = _median_rows(np.linalg.norm(floor_chroma - board_chroma, axis=2))
+    floor_sat = row_median(np.linalg.norm(floor_chroma - board_chroma, axis=2))
     return floor_sat, floor_sat > params.empty_saturation
 
 
@@ -1603,7 +1594,7 @@ def _top_colours(
     top_px = geo.top_px[np.arange(n_cells), k_final - 1]  # (C, M, 2)
     top_px = (top_px + shift0[:, None, :].astype(np.float32)).reshape(-1, 2)
     top_s = _sample(frame, top_px).reshape(n_cells, m, 3)
-    top_chroma = _chroma(_median_rows(top_s) * wb) - board_chroma  # (C, 2)
+    top_chroma = _chroma(row_median(top_s) * wb) - board_chroma  # (C, 2)
     d = _hue_distances(top_chroma, ref_rel)  # (C, nL) radians
     order = np.argsort(d, axis=1)
     rows = np.arange(n_cells)

@@ -448,6 +448,15 @@ class CameraGeometry:
 PI_V2_HFOV_DEG = 62.2
 
 
+def row_median(values: np.ndarray) -> np.ndarray:
+    """`np.median(values, axis=1)` of an (N, P) or (N, P, C) array of finite values: (N,) or
+    (N, C), by one sort (np.median's partition is several times slower on these short rows)."""
+    v = np.sort(values, axis=1)
+    n = v.shape[1]
+    lo, hi = v[:, (n - 1) // 2], v[:, n // 2]
+    return lo if n % 2 else (lo + hi) / 2
+
+
 def focal_from_hfov(width_px: int, hfov_deg: float) -> float:
     """The focal length (px) of a camera `width_px` wide whose horizontal field of view is
     `hfov_deg` degrees (square pixels, principal point at the centre)."""
