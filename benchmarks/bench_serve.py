@@ -340,7 +340,8 @@ def main() -> int:
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
             env=os.environ | {"PYTHONPATH": str(ROOT)})
         try:
-            deadline = time.monotonic() + 180
+            # the 60 frames are rendered first (~300 ms of CPU each): minutes on a busy machine
+            deadline = time.monotonic() + 900
             while time.monotonic() < deadline:
                 try:
                     status, body = _get(port, "/api/state", timeout=1.0)
@@ -364,7 +365,11 @@ def main() -> int:
             page.join(5)
         finally:
             proc.send_signal(signal.SIGINT)
-            out, _ = proc.communicate(timeout=60)
+            try:
+                out, _ = proc.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()  # never left running: it would load the next measurement
+                out, _ = proc.communicate()
     line = next((ln for ln in out.splitlines() if ln.startswith(STATS_PREFIX)), None)
     if line is None:
         print("bench_serve: no figures from referee serve", file=sys.stderr)
