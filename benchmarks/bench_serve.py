@@ -187,7 +187,8 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float,
     latest_jpeg = RefereeService.latest_jpeg
 
     def counted_jpeg(self: RefereeService, *args: Any, **kwargs: Any) -> bytes | None:
-        # the page's pictures encoded (the rest of those served are a still board's again)
+        # the page's pictures encoded (the rest of those served were served again: asked
+        # for within FRAME_MAX_AGE_S, or a still board's, web.frames.STILL_MAX_AGE_S)
         if window["state"] == "open":
             window["encoded"] += 1
         return latest_jpeg(self, *args, **kwargs)
@@ -390,8 +391,8 @@ def main() -> int:
     print(f"{'processed frames/s':<34}{stats['frames'] / args.seconds:>10.1f}  (sensor frames "
           f"lost with every buffer held: {stats.get('sensor_frames_lost', 0)})")
     print(f"{'pictures served (640 px)':<34}{counts['pictures']:>10}  (the camera's lores "
-          f"picture: {stats['preview']}; {stats.get('encoded', 0)} encoded, the rest a still "
-          "board's again)")
+          f"picture: {stats['preview']}; {stats.get('encoded', 0)} encoded, the rest served "
+          "again: shared within 0.2 s, or a still board's)")
     print(f"{'CPU per processed frame, ms':<34}{total_ms:>10.1f}  (not counted: the fake "
           f"writing frames into its buffers, the ISP's DMA on a Pi, {isp_ms:.1f} ms)")
     print(f"{'  vision and rules, ms':<34}{vision_ms:>10.1f}")
