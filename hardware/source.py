@@ -62,6 +62,10 @@ class Preview:
         copied._bgr = self._bgr
         return copied
 
+    def converted(self) -> BgrImage | None:
+        """`bgr()` if it was already asked for, else None (nothing is converted)."""
+        return self._bgr
+
     def bgr(self) -> BgrImage:
         """The preview as BGR (h, w, 3); the same array on every call (do not draw on it)."""
         if self._bgr is None:

@@ -10,6 +10,7 @@ verdicts, a JPEG of the frame with the detections drawn over it.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ from vision.errors import VisionError
 from vision.resize import halved_width
 
 SNAPSHOT_EVENTS = {"move", "illegal", "end", "answer", "question", "warning", "start", "resolved"}
+#: picture versions, unique across referees (a new match's referee never repeats an old one's)
+_PICTURE_VERSIONS = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,11 @@ class Referee:
         #: valid until the source's second read after them; `keep_frame()` before that
         self.frame_lent = False
         self.last_overlay: np.ndarray | None = None
+        #: changes with every frame whose picture may differ from the one before beyond the
+        #: sensor's noise: one with a hand or motion over the board (the scene monitor), a board
+        #: found or moved, a reading that does not agree with the one before, no board at all;
+        #: not while the board lies still (`picture_changed`)
+        self.picture_version = next(_PICTURE_VERSIONS)
         self.timings_ms: dict[str, float] = {}
 
     # -- events ------------------------------------------------------------------------------
@@ -129,6 +137,10 @@ class Referee:
                                                self.settings.snapshot_quality])
         return buf.tobytes() if ok else None
 
+    def picture_changed(self) -> None:
+        """`last_frame` may look different from the frame before (`picture_version`)."""
+        self.picture_version = next(_PICTURE_VERSIONS)
+
     def keep_frame(self) -> None:
         """Make `last_frame` (and its preview) copies of their own if the camera lent them: the
         page goes on showing the last frame after the camera is closed or lost, or while frames
@@ -157,14 +169,18 @@ class Referee:
         self.last_preview = preview
         t0 = time.perf_counter()
         events: list[dict[str, Any]] = []
+        board_before = self.board
         if self.board is None:
             events += self._locate_board(image)
             if self.board is None:
+                self.picture_changed()
                 return self.emit(events)
         elif not self.hand and self.frames % self.settings.refind_every == 0:
             events += self._check_board(image)
         t1 = time.perf_counter()
         state = self.scene.update(image, self.board)
+        if state.hand_present or state.motion or self.board is not board_before:
+            self.picture_changed()
         self.hand = bool(state.hand_present)
         settled = bool(state.settled) if self.settings.use_motion else not state.hand_present
         if settled and not self.settled and self.frames > 1:
@@ -182,6 +198,8 @@ class Referee:
         except VisionError as exc:
             return self.emit(events + [{"type": "warning", "code": "vision", "text": str(exc)}])
         t3 = time.perf_counter()
+        if not reading.agrees(self.last_reading):
+            self.picture_changed()  # its rings are drawn on the picture
         self.last_reading = reading
         self.timings_ms = {"board": (t1 - t0) * 1e3, "scene": (t2 - t1) * 1e3,
                            "read": (t3 - t2) * 1e3}

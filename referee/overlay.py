@@ -36,7 +36,20 @@ def to_image(H_board_to_image: np.ndarray, pts_board: np.ndarray) -> np.ndarray:
 
 def ring(img: np.ndarray, H: np.ndarray, x: float, y: float, r: float, bgr: tuple, t: int) -> None:
     """A circle of radius `r` (board units) around board point (x, y), drawn in place."""
-    outline(img, H, np.array([x, y]) + r * _CIRCLE, bgr, t)
+    rings(img, H, [(x, y)], r, bgr, t)
+
+
+def rings(img: np.ndarray, H: np.ndarray, centres_board: Any, r: float, bgr: tuple,
+          t: int) -> None:
+    """`ring` around each of `centres_board` ((N, 2) board units): their outlines through the
+    homography in one call and drawn in one (one call a ring was ~15 us of Python a ring, 40
+    discs on every picture the page shows)."""
+    centres = np.asarray(centres_board, dtype=np.float64).reshape(-1, 1, 2)
+    if not len(centres):
+        return
+    poly = to_image(H, centres + r * _CIRCLE).reshape(len(centres), -1, 2)
+    cv2.polylines(img, list(np.round(poly * 4).astype(np.int32)), True, bgr, t, cv2.LINE_AA,
+                  shift=2)
 
 
 def outline(img: np.ndarray, H: np.ndarray, pts_board: np.ndarray, bgr: tuple, t: int) -> None:
@@ -81,7 +94,7 @@ def draw_overlay(frame: np.ndarray, referee: Any, width: int | None = None,
     made from `preview` (the camera's smaller picture of the same frame) when that is wide
     enough (`shown_picture`)."""
     img = shown_picture(frame, preview, width)
-    if img is frame or (preview is not None and img is preview.bgr()):
+    if img is frame or (preview is not None and img is preview.converted()):
         img = img.copy()
     # captured pixels -> pixels of the copy, per axis (a preview's aspect may differ a little)
     scale_x, scale_y = img.shape[1] / frame.shape[1], img.shape[0] / frame.shape[0]

@@ -323,6 +323,7 @@ class RefereeService:
                 if _tidying(frame):
                     self.referee.last_frame = frame.image
                     self.referee.last_preview = frame.preview
+                    self.referee.picture_changed()  # not judged: the scene was not watched
                     return False
                 self.referee.process(frame.image, frame.preview)
             self._last_error = None
@@ -450,6 +451,17 @@ class RefereeService:
     def _unsubscribe(self, sub: Subscription) -> None:
         if sub in self._subs:
             self._subs.remove(sub)
+
+    def picture_key(self) -> tuple[Any, ...] | None:
+        """What the latest picture with the overlay shows: while it is the same, that picture
+        differs from the last one only by the sensor's noise (`Referee.picture_version`: the
+        scene monitor saw nothing move on the board) and the same things are drawn on it (the
+        board, the instruction, the hand warning). None before the first frame."""
+        with self._lock:
+            ref = self.referee
+            if ref.last_frame is None:
+                return None
+            return (ref.picture_version, id(ref.board), ref.hand, repr(ref.match.instruction))
 
     def latest_jpeg(self, overlay: bool = True, max_width: int | None = None) -> bytes | None:
         """The latest frame as JPEG; `max_width`: shrunk to that width (the size a page shows),

@@ -142,6 +142,7 @@ def test_frames_are_shared_between_requests_for_a_moment(running: Any) -> None:
     assert cache.get(running, overlay=True) is first  # young enough: no new encode
     assert cache.get(running, overlay=False) is not first  # the other picture is its own
     now[0] += 0.15
+    running.referee.picture_changed()  # a new picture of the board (else a still one's again)
     again = cache.get(running, overlay=True)
     assert again is not first and _decode(again).shape == _decode(first).shape
 

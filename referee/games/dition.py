@@ -172,9 +172,9 @@ class DitionGame(Game):
         from referee import overlay
 
         if reading is not None:
-            for d in reading.discs:
-                bgr = (30, 30, 30) if d.colour == "black" else (235, 235, 235)
-                overlay.ring(image, H_board_to_image, d.x, d.y, 0.56, bgr, thickness)
+            for black, bgr in ((True, (30, 30, 30)), (False, (235, 235, 235))):
+                centres = [(d.x, d.y) for d in reading.discs if (d.colour == "black") == black]
+                overlay.rings(image, H_board_to_image, centres, 0.56, bgr, thickness)
         for hl in instruction.get("highlight", []):
             if "x" in hl:
                 bgr = overlay.ROLE_BGR.get(hl.get("role", ""), (0, 0, 255))
