@@ -89,6 +89,8 @@ OUTSIDE_RING_BOARD = (0.6, 0.68)
 #: a printed line around a candidate steps on at least this share of its rays (a disc's outline
 #: on paper clipped as white as its face is its side and its shadow: strong on some rays only)
 PRINTED_LINE_SHARE = 0.75
+#: the robust sigma (MAD) of one whole grey level: a face's spread is read in whole levels
+EVEN_FACE_LEVELS = 1.4826
 #: the cached board -> image table the profile points are looked up in (vision.geometry)
 LOOKUP_SCALE_PX_PER_UNIT = 16.0
 LOOKUP_MARGIN_BOARD = 1.5
@@ -638,8 +640,12 @@ def detect_discs(
     # shows through: a letter or a stripe on a rack is the board's or the rack's own colour there)
     half_beside = beside_share >= 0.5 * params.min_closure
     # (with no contrast against the board to show, a white face on a light board must be as
-    # even as the frame's noise lets it be: a letter or a logo inside the ring is not)
-    even_face = spread <= params.face_snr * noise
+    # even as the frame's noise lets it be: a letter or a logo inside the ring is not, nor bare
+    # paper whose ring runs over the blurred or noisy rims of the discs around it, 2.8 noise
+    # sigmas. The ring's robust sigma is the noise to within its estimate's error (72 samples:
+    # a fifth of it) and its whole grey levels (a MAD of one level is 1.48), which the faces of
+    # the varied table show: up to 2.4 sigmas at 3 levels of noise, 2.8 at one level)
+    even_face = spread <= 2.0 * noise + EVEN_FACE_LEVELS
     # (a dot-only candidate too, when its outline closes: a white face on paper as light as it
     # steps too little to vote, but its side and shadow still close around a round dot, off the
     # ink and on a uniform face (`uniform`, the dot-only tests above), and the circle of a disc's
