@@ -1529,8 +1529,43 @@ def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray,
     off = np.where(den < -1e-9, 0.5 * (y0 - y2) / np.where(den < -1e-9, den, -1.0), 0.0)
     off = np.minimum(np.maximum(off, -0.5), 0.5)
     step = radii[1] - radii[0]
+    off = _step_centroid(ds, k, off)
     r_edge = radii[0] + (k + 0.5 + off) * step  # diff index k sits between samples k and k+1
     return r_edge, y1
+
+
+def _step_centroid(ds: np.ndarray, k: np.ndarray, off: np.ndarray, reach: int = 6) -> np.ndarray:
+    """Where a blurred step is: the centroid of its derivative over the run of samples around
+    the peak `k` (N, R) of `ds` (N, R, S) that stay above half of it, as an offset from `k`
+    (samples); `off` (the parabola's) where that run is 3 samples or fewer. A blur spreads a
+    step into a plateau of its derivative as wide as the blur (a motion blur of 7 px: up to 11
+    samples across the blur's direction, 5 along it), on which the parabola's peak lands
+    anywhere; a symmetric blur leaves the plateau centred on the step. The run is held to half
+    the width this frame's steps show along each ray's direction (the median over the profiles'
+    strongest quarter of steps: a sharp frame's rims 4-5 samples, a defocused one's 8-9), and a
+    sample more (the peak need not be the plateau's middle), so that a neighbour's rim, a line
+    or a shadow next to the step does not join it (white dotless discs' p99 0.018 unheld, 0.0125
+    held, 0.0106 with the parabola alone; motion 0.016 held, 0.029 the parabola's). A sharp step,
+    after the 1-2-1 smoothing, is 3 samples at half its peak: the parabola through them is its
+    centre already. `reach`: six samples each side at most (a quarter of a diameter)."""
+    m = ds.shape[2]
+    j = np.arange(-reach, reach + 1)
+    at = k[..., None] + j
+    w = np.take_along_axis(ds, np.clip(at, 0, m - 1), axis=2)
+    peak = np.take_along_axis(ds, k[..., None], axis=2)[..., 0]
+    above = (at >= 0) & (at < m) & (w >= 0.5 * peak[..., None])
+    # (the run is what is contiguous with the peak on either side)
+    left = np.cumprod(above[..., :reach][..., ::-1], axis=2)[..., ::-1].astype(bool)
+    right = np.cumprod(above[..., reach + 1:], axis=2).astype(bool)
+    run = np.concatenate([left, np.ones_like(left[..., :1]), right], axis=2)
+    width = run.sum(axis=2)
+    strong = peak >= np.percentile(peak, 75, axis=0, keepdims=True)
+    frame_width = np.array([np.median(width[strong[:, r], r]) if strong[:, r].any() else 1.0
+                            for r in range(width.shape[1])])
+    run &= np.abs(j)[None, None, :] <= (frame_width // 2 + 1)[None, :, None]
+    wr = np.where(run, w, 0.0)
+    wide = (run.sum(axis=2) > 3) & (peak > 0)
+    return np.where(wide, (wr * j).sum(axis=2) / np.maximum(wr.sum(axis=2), 1e-9), off)
 
 
 def _fit_circles(
