@@ -42,7 +42,8 @@ Stage: `detect_discs(frame, board, params, *, intrinsics) -> list[DiscReading]`.
    shade below it; where the board beyond is lighter than half the face), a dark face's side is
    as dark as the face and its step up is the side's foot, a band further out. A piece not quite
    round is centred on its whole outline, not pulled to the far side by half of it; the rim step
-   taken on a ray is the one nearest the predicted rim, not a neighbour's stronger one. Both
+   taken on a ray is the one nearest the predicted rim, not a neighbour's stronger one; a step a
+   blur spreads (motion, defocus) is taken at the centre of its derivative's plateau. Both
    estimates (dot and rim) are averaged by their uncertainties.
 5. Thickness: the top face lies `thickness_board` above the board (the kit's 0.08; a user
    states other discs' with `--disc-thickness`), so its projection is pushed
@@ -91,6 +92,9 @@ OUTSIDE_RING_BOARD = (0.6, 0.68)
 PRINTED_LINE_SHARE = 0.75
 #: the robust sigma (MAD) of one whole grey level: a face's spread is read in whole levels
 EVEN_FACE_LEVELS = 1.4826
+#: the most samples a step the lens leaves sharp spans at half its peak along a ray (the rim
+#: samples' 0.02 diameters: a sharp frame's rims 4-5 samples, a 7-px motion blur's 8-11 along it)
+SHARP_STEP_SAMPLES = 5
 #: the cached board -> image table the profile points are looked up in (vision.geometry)
 LOOKUP_SCALE_PX_PER_UNIT = 16.0
 LOOKUP_MARGIN_BOARD = 1.5
@@ -1539,13 +1543,12 @@ def _step_centroid(ds: np.ndarray, k: np.ndarray, off: np.ndarray, reach: int = 
     the peak `k` (N, R) of `ds` (N, R, S) that stay above half of it, as an offset from `k`
     (samples); `off` (the parabola's) where that run is 3 samples or fewer. A blur spreads a
     step into a plateau of its derivative as wide as the blur (a motion blur of 7 px: up to 11
-    samples across the blur's direction, 5 along it), on which the parabola's peak lands
+    samples on the rays along the blur, 5 on those across it), on which the parabola's peak lands
     anywhere; a symmetric blur leaves the plateau centred on the step. The run is held to half
-    the width this frame's steps show along each ray's direction (the median over the profiles'
-    strongest quarter of steps: a sharp frame's rims 4-5 samples, a defocused one's 8-9), and a
-    sample more (the peak need not be the plateau's middle), so that a neighbour's rim, a line
-    or a shadow next to the step does not join it (white dotless discs' p99 0.018 unheld, 0.0125
-    held, 0.0106 with the parabola alone; motion 0.016 held, 0.029 the parabola's). A sharp step,
+    the width this frame's steps show along each ray's direction on either side of the peak (the
+    median over the profiles' strongest quarter of steps: a sharp frame's rims 4-5 samples, a
+    defocused one's 8-9), so that a neighbour's rim, a line or a shadow next to the step does not
+    join it, and a sample more (the peak need not be the plateau's middle). A sharp step,
     after the 1-2-1 smoothing, is 3 samples at half its peak: the parabola through them is its
     centre already. `reach`: six samples each side at most (a quarter of a diameter)."""
     m = ds.shape[2]
@@ -1564,7 +1567,9 @@ def _step_centroid(ds: np.ndarray, k: np.ndarray, off: np.ndarray, reach: int = 
                             for r in range(width.shape[1])])
     run &= np.abs(j)[None, None, :] <= (frame_width // 2 + 1)[None, :, None]
     wr = np.where(run, w, 0.0)
-    wide = (run.sum(axis=2) > 3) & (peak > 0)
+    # (and only along the directions whose steps this frame shows spread: a sharp frame's, 4-5
+    # samples, are the parabola's; its centroid there would also take in what lies beside them)
+    wide = (run.sum(axis=2) > 3) & (peak > 0) & (frame_width > SHARP_STEP_SAMPLES)[None, :]
     return np.where(wide, (wr * j).sum(axis=2) / np.maximum(wr.sum(axis=2), 1e-9), off)
 
 
