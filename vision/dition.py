@@ -42,7 +42,8 @@ Stage: `detect_discs(frame, board, params, *, intrinsics) -> list[DiscReading]`.
    shade below it; where the board beyond is lighter than half the face), a dark face's side is
    as dark as the face and its step up is the side's foot, a band further out. A piece not quite
    round is centred on its whole outline, not pulled to the far side by half of it; the rim step
-   taken on a ray is the one nearest the predicted rim, not a neighbour's stronger one. Both
+   taken on a ray is the one nearest the predicted rim, not a neighbour's stronger one; a step a
+   blur spreads (motion, defocus) is taken at the centre of its derivative's plateau. Both
    estimates (dot and rim) are averaged by their uncertainties.
 5. Thickness: the top face lies `thickness_board` above the board (the kit's 0.08; a user
    states other discs' with `--disc-thickness`), so its projection is pushed
@@ -89,6 +90,11 @@ OUTSIDE_RING_BOARD = (0.6, 0.68)
 #: a printed line around a candidate steps on at least this share of its rays (a disc's outline
 #: on paper clipped as white as its face is its side and its shadow: strong on some rays only)
 PRINTED_LINE_SHARE = 0.75
+#: the robust sigma (MAD) of one whole grey level: a face's spread is read in whole levels
+EVEN_FACE_LEVELS = 1.4826
+#: the most samples a step the lens leaves sharp spans at half its peak along a ray (the rim
+#: samples' 0.02 diameters: a sharp frame's rims 4-5 samples, a 7-px motion blur's 8-11 along it)
+SHARP_STEP_SAMPLES = 5
 #: the cached board -> image table the profile points are looked up in (vision.geometry)
 LOOKUP_SCALE_PX_PER_UNIT = 16.0
 LOOKUP_MARGIN_BOARD = 1.5
@@ -638,8 +644,12 @@ def detect_discs(
     # shows through: a letter or a stripe on a rack is the board's or the rack's own colour there)
     half_beside = beside_share >= 0.5 * params.min_closure
     # (with no contrast against the board to show, a white face on a light board must be as
-    # even as the frame's noise lets it be: a letter or a logo inside the ring is not)
-    even_face = spread <= params.face_snr * noise
+    # even as the frame's noise lets it be: a letter or a logo inside the ring is not, nor bare
+    # paper whose ring runs over the blurred or noisy rims of the discs around it, 2.8 noise
+    # sigmas. The ring's robust sigma is the noise to within its estimate's error (72 samples:
+    # a fifth of it) and its whole grey levels (a MAD of one level is 1.48), which the faces of
+    # the varied table show: up to 2.4 sigmas at 3 levels of noise, 2.8 at one level)
+    even_face = spread <= 2.0 * noise + EVEN_FACE_LEVELS
     # (a dot-only candidate too, when its outline closes: a white face on paper as light as it
     # steps too little to vote, but its side and shadow still close around a round dot, off the
     # ink and on a uniform face (`uniform`, the dot-only tests above), and the circle of a disc's
@@ -1523,8 +1533,44 @@ def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray,
     off = np.where(den < -1e-9, 0.5 * (y0 - y2) / np.where(den < -1e-9, den, -1.0), 0.0)
     off = np.minimum(np.maximum(off, -0.5), 0.5)
     step = radii[1] - radii[0]
+    off = _step_centroid(ds, k, off)
     r_edge = radii[0] + (k + 0.5 + off) * step  # diff index k sits between samples k and k+1
     return r_edge, y1
+
+
+def _step_centroid(ds: np.ndarray, k: np.ndarray, off: np.ndarray, reach: int = 6) -> np.ndarray:
+    """Where a blurred step is: the centroid of its derivative over the run of samples around
+    the peak `k` (N, R) of `ds` (N, R, S) that stay above half of it, as an offset from `k`
+    (samples); `off` (the parabola's) where that run is 3 samples or fewer. A blur spreads a
+    step into a plateau of its derivative as wide as the blur (a motion blur of 7 px: up to 11
+    samples on the rays along the blur, 5 on those across it), on which the parabola's peak lands
+    anywhere; a symmetric blur leaves the plateau centred on the step. The run is held to half
+    the width this frame's steps show along each ray's direction on either side of the peak (the
+    median over the profiles' strongest quarter of steps: a sharp frame's rims 4-5 samples, a
+    defocused one's 8-9), so that a neighbour's rim, a line or a shadow next to the step does not
+    join it, and a sample more (the peak need not be the plateau's middle). A sharp step,
+    after the 1-2-1 smoothing, is 3 samples at half its peak: the parabola through them is its
+    centre already. `reach`: six samples each side at most (a quarter of a diameter)."""
+    m = ds.shape[2]
+    j = np.arange(-reach, reach + 1)
+    at = k[..., None] + j
+    w = np.take_along_axis(ds, np.clip(at, 0, m - 1), axis=2)
+    peak = np.take_along_axis(ds, k[..., None], axis=2)[..., 0]
+    above = (at >= 0) & (at < m) & (w >= 0.5 * peak[..., None])
+    # (the run is what is contiguous with the peak on either side)
+    left = np.cumprod(above[..., :reach][..., ::-1], axis=2)[..., ::-1].astype(bool)
+    right = np.cumprod(above[..., reach + 1:], axis=2).astype(bool)
+    run = np.concatenate([left, np.ones_like(left[..., :1]), right], axis=2)
+    width = run.sum(axis=2)
+    strong = peak >= np.percentile(peak, 75, axis=0, keepdims=True)
+    frame_width = np.array([np.median(width[strong[:, r], r]) if strong[:, r].any() else 1.0
+                            for r in range(width.shape[1])])
+    run &= np.abs(j)[None, None, :] <= (frame_width // 2 + 1)[None, :, None]
+    wr = np.where(run, w, 0.0)
+    # (and only along the directions whose steps this frame shows spread: a sharp frame's, 4-5
+    # samples, are the parabola's; its centroid there would also take in what lies beside them)
+    wide = (run.sum(axis=2) > 3) & (peak > 0) & (frame_width > SHARP_STEP_SAMPLES)[None, :]
+    return np.where(wide, (wr * j).sum(axis=2) / np.maximum(wr.sum(axis=2), 1e-9), off)
 
 
 def _fit_circles(
