@@ -468,6 +468,7 @@ def detect_discs(
     # an outline closed all around at the radius the board's scale predicts, and a face that
     # differs from the board under it; both measured against the noise this frame shows
     noise = max(_frame_noise(rect), params.min_noise)
+    noise_bgr = _frame_noise(rect_bgr) if rect_bgr is not None else None  # (each channel's)
     face_bgr = rect_bgr.reshape(-1, 3)[face_idx] if rect_bgr is not None else None  # (N, 72, 3)
     face_delta, face_step, face_colour, board_colour = _face_against_board(
         small, rect.shape, rect_bgr, face_bgr, cands, face, max(params.min_face_contrast, params.face_snr * noise),
@@ -533,7 +534,7 @@ def detect_discs(
         # white face on warm paper clipped in red and green differs from it in blue only)
         dark = np.flatnonzero(is_black | saturated)
         along, e = _along_face_to_board(vals_bgr[dark], face_colour[dark], board_colour[dark])
-        along_noise = np.maximum(np.sqrt((e**2) @ _frame_noise(rect_bgr) ** 2), params.min_noise)
+        along_noise = np.maximum(np.sqrt((e**2) @ noise_bgr ** 2), params.min_noise)
         step = np.maximum(params.min_rim_step, params.outline_snr * along_noise)
         up = np.ones(len(dark))
         r_dark, band_dark = rim_edges[2], band[dark]
@@ -675,7 +676,7 @@ def detect_discs(
         if lit.any():
             at = np.flatnonzero(lit)
             ok_c, c_top, c_sigma, c_cover = _clipped_outline(vals_bgr[at][:, :, nd:], u, starts[at], rim_edges[2],
-                                                             _frame_noise(rect_bgr), params)
+                                                             noise_bgr, params)
             at = at[ok_c]
             free[at] = True
             centre[at] = c_top[ok_c] - geom.thickness_shift(c_top[ok_c], params.thickness_board)
@@ -726,8 +727,12 @@ def _vote_channels(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np
         return rect, rect
     w = params.chroma_weight
     # (the board's colour: the median of every fourth pixel of every fourth row; discs cover
-    # less than half of it)
-    board = np.median(rect[::4, ::4].reshape(-1, 3), axis=0)
+    # less than half of it. np.median's, from one partition of each channel's contiguous row:
+    # np.median itself also looks for NaNs, and along a strided axis, three times the cost)
+    samples = np.ascontiguousarray(rect[::4, ::4].reshape(-1, 3).T)  # (3, M)
+    mid = ((samples.shape[1] - 1) // 2, samples.shape[1] // 2)
+    middle = np.partition(samples, sorted(set(mid)), axis=1)
+    board = (middle[:, mid[0]] + middle[:, mid[1]]) * np.float32(0.5)
     chroma = board - board.mean()
     norm = float(np.linalg.norm(chroma))
     lift = chroma / max(norm, 1e-6) * min(norm / max(float(board.mean()), 1.0), 1.0)
@@ -1105,20 +1110,23 @@ def _frame_noise(rect: np.ndarray) -> float | np.ndarray:
     board (uint8): differences of horizontal neighbours on every eighth row (some fifteen
     thousand: their median is steady to a percent; edges are rare: the median). A colour image
     (H, W, 3) gives each channel's (3,). (The differences are whole grey levels: their median
-    is read off their histogram, exactly, at a fraction of a sort's cost.)"""
+    is read off their histogram, exactly, at a fraction of a sort's cost; OpenCV counts each
+    channel of the interleaved differences in place, where numpy would copy it out first.)"""
     import cv2
 
     rows = rect[1::8]
-    d = cv2.absdiff(rows[:, 1:], rows[:, :-1]).reshape(-1, 1 if rect.ndim == 2 else rect.shape[2])
-    med = np.array([_median_of_levels(d[:, c]) for c in range(d.shape[1])])
+    d = cv2.absdiff(rows[:, 1:], rows[:, :-1])
+    channels = 1 if rect.ndim == 2 else rect.shape[2]
+    med = np.array([_median_of_levels(cv2.calcHist([d], [c], None, [256], [0, 256]).ravel())
+                    for c in range(channels)])
     sigma = 1.4826 * med / math.sqrt(2.0)
     return float(sigma[0]) if rect.ndim == 2 else sigma
 
 
-def _median_of_levels(values: np.ndarray) -> float:
+def _median_of_levels(counts: np.ndarray) -> float:
     """The median of uint8 values (np.median's: the mean of the two middle ones of an even
-    count), from their histogram."""
-    cum = np.cumsum(np.bincount(values, minlength=256))
+    count) from their histogram `counts` (256,) (whole numbers, exact in float32 below 2^24)."""
+    cum = np.cumsum(counts.astype(np.int64))
     n = int(cum[-1])
     lo, hi = np.searchsorted(cum, [(n - 1) // 2, n // 2], side="right")
     return 0.5 * (float(lo) + float(hi))
@@ -1310,14 +1318,14 @@ def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr
     import cv2
 
     k = round(5 * params.scale_px_per_unit / 4) | 1
-    board = _plate_brightness(cv2.medianBlur(small, k), rect_shape, cands_px)[:, None]  # (N, 1)
     planes, faces = small[..., None], None
     if rect_bgr is not None:
         colour_small = _quarter(rect_bgr)  # the same 4 x 4 blocks as `small`
         planes = np.concatenate([planes, colour_small], axis=2)
-        board = np.concatenate([board, _plate_brightness(cv2.medianBlur(colour_small, k), rect_shape, cands_px)],
-                               axis=1)
         faces = row_median(face_bgr.astype(np.float32))
+    # (grey and colour in one 4-channel median: each channel's is its own, in one pass)
+    board = _plate_brightness(cv2.medianBlur(planes if faces is not None else small, k), rect_shape,
+                              cands_px).reshape(len(cands_px), -1)  # (N, 1 or 4)
     all_faces = face[:, None] if faces is None else np.concatenate([face[:, None], faces], axis=1)
     delta = np.abs(all_faces - board).max(axis=1)
     # (what counts is the difference with the reading's sign, `lighter` (N,): a light reading's
