@@ -421,17 +421,17 @@ def detect_discs(
     # both sub-pixel fits of every start in one batch: the grey dot's rim and the disc's rim
     dot_edges = _dot_edges(vals[..., :nd], is_black[ext], params, clear=clear[ext], neutral=neutral)
     rim_edges = _rim_edges(vals[..., nd:], u, starts, is_black[ext], geom, params)
-    dots_fit, rims_fit = _fit_dots_and_rims(starts, u, dot_edges, rim_edges, params)
     # (a light face's rim on the camera's side is its first step down where the board beyond is
     # lighter than half the face: a side in the shade below the face is no darker than that,
     # so the board steps up from it; on a board darker still the step down goes on to the side's
     # foot, which is then no rim)
-    rim_first = rims_fit[0].copy()  # (what decides whether a disc is seen: the first fit's)
     face_level = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
     beyond_level = vals[..., nd:][..., RIM_RADII >= 0.64].mean(axis=2)
-    rims_fit = _refit_rims(starts, u, rim_edges, rims_fit, is_black[ext],
-                           -(geom.thickness_shift(starts, params.thickness_board) @ u.T),
+    whole = _whole_outline(rim_edges, is_black[ext], -(geom.thickness_shift(starts, params.thickness_board) @ u.T),
                            0.5 * params.disc_diameter_board, beyond_level > 0.5 * face_level)
+    dots_fit, rims_fit, whole_fit = _fit_dots_and_rims(starts, u, dot_edges, rim_edges, whole, params)
+    rim_first = rims_fit[0].copy()  # (what decides whether a disc is seen: the first fit's)
+    rims_fit = _refit_rims(starts, u, rim_edges, rims_fit, whole, whole_fit)
     if len(alt):
         # of the two starts, the one whose dot fit agrees with more rays stays
         ok2, cover2 = dots_fit[2][n:], dots_fit[3][n:]
@@ -1719,44 +1719,57 @@ def _rim_edges(
     return r_edge, seen & (band < params.max_band_board), r_top, seen & (band >= params.max_band_board)
 
 
+def _whole_outline(
+    rim_edges: tuple[np.ndarray, np.ndarray, float, np.ndarray],
+    is_black: np.ndarray,
+    band: np.ndarray,
+    r_base: float,
+    light_rim: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rim steps of the whole outline, for `_refit_rims`: each ray's step moved to where the
+    top face's rim is (N, R), and the rays where the side shows that may add theirs (N, R).
+    `band` (N, R): the visible side's width outside the top face's rim; `r_base`: the disc's
+    radius on the board; `light_rim` (N, R): where the board beyond is lighter than a light
+    face's side (its first step down outward is its rim)."""
+    r_edge, _, r_top, near_ok = rim_edges
+    # (a dark face's step where the side shows, moved to where the top face's rim is)
+    edge = np.where(is_black[:, None], r_edge - np.maximum(band, 0.0) + (r_top - r_base), r_edge)
+    return edge, near_ok & (is_black[:, None] | light_rim)
+
+
 def _refit_rims(
     starts: np.ndarray,
     u: np.ndarray,
     rim_edges: tuple[np.ndarray, np.ndarray, float, np.ndarray],
     rims_fit: tuple[np.ndarray, ...],
-    is_black: np.ndarray,
-    band: np.ndarray,
-    r_base: float,
-    light_rim: np.ndarray,
+    whole: tuple[np.ndarray, np.ndarray],
+    whole_fit: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, ...]:
     """The rim fits again on all the rays that show the disc's outline, not only where no side
-    shows (`band` (N, R): the visible side's width outside the top face's rim; `r_base`: the
-    disc's radius on the board). A lit top face is brighter than its own side in the shade
-    below it: a light face's rim is the first step down outward on the camera's side too, on
-    the rays where the board beyond is lighter than that side (`light_rim` (N, R)). A
-    dark face's side is as dark as the face: there the step up outward is the side's foot on the
-    board, a band further out (`band`, and the base's radius for the top's). Those rays are
-    added where their step lies within `RIM_REFIT_BOARD` of where the first fit (on the rays
-    where no side shows) predicts it (its own uncertainty; on a two-coloured side its halves
-    meet half a band out). A fit from the whole outline is not pulled towards the far side as
-    one from half of it is when the piece is not quite round. Returns `rims_fit` with the
-    centres and sigmas of the successful refits replaced (success and cover, which the tests of
-    a disc use, stay the first fit's)."""
-    r_edge, far_ok, r_top, near_ok = rim_edges
+    shows (`whole`: `_whole_outline`'s steps and rays). A lit top face is brighter than its own
+    side in the shade below it: a light face's rim is the first step down outward on the
+    camera's side too, on the rays where the board beyond is lighter than that side. A dark
+    face's side is as dark as the face: there the step up outward is the side's foot on the
+    board, a band further out. Those rays are added where their step lies within
+    `RIM_REFIT_BOARD` of where a first fit predicts it (its own uncertainty; on a two-coloured
+    side its halves meet half a band out): the free-radius fit of every ray that shows a step
+    (`whole_fit`: its centres, success, radii, made in `_fit_dots_and_rims`' batch), else the
+    fit on the rays where no side shows (`rims_fit`). A fit from the whole outline is not pulled
+    towards the far side as one from half of it is when the piece is not quite round. Returns
+    `rims_fit` with the centres and sigmas of the successful refits replaced (success and cover,
+    which the tests of a disc use, stay the first fit's)."""
+    r_edge, far_ok, r_top, _ = rim_edges
     c1, sig1, ok1, cover1 = rims_fit
     i = np.flatnonzero(ok1)
     if len(i) == 0:
         return rims_fit
-    # (a dark face's step where the side shows, moved to where the top face's rim is)
-    edge = np.where(is_black[i, None], r_edge[i] - np.maximum(band[i], 0.0) + (r_top - r_base), r_edge[i])
     # (first on every ray that shows a step, its radius free: a rim drawn as a dark line on a
     # light face (a draughts man's) is found at the line's inner edge all round, which puts a
     # fit of the far half at the known radius a line's width towards the camera; then on the
     # rays that agree with that fit)
-    c0, _, ok0, _, r0 = _fit_circles(starts[i], u, edge, far_ok[i] | (near_ok[i] & (is_black[i, None] | light_rim[i])),
-                                     r_top, False)
+    edge, near = whole[0][i], whole[1][i]
+    c0, ok0, r0 = (a[i] for a in whole_fit)
     pred = np.where(ok0[:, None], r0[:, None] + (c0 - starts[i]) @ u.T, r_top + (c1[i] - starts[i]) @ u.T)
-    near = near_ok[i] & (is_black[i, None] | light_rim[i])
     use = far_ok[i] | (near & (np.abs(edge - pred) < RIM_REFIT_BOARD))
     c2, sig2, ok2, _, _ = _fit_circles(starts[i], u, edge, use, r_top, True)
     c, sig = c1.copy(), sig1.copy()
@@ -1769,20 +1782,26 @@ def _fit_dots_and_rims(
     u: np.ndarray,
     dot_edges: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     rim_edges: tuple[np.ndarray, np.ndarray, float, np.ndarray],
+    whole: tuple[np.ndarray, np.ndarray],
     params: DiscParams,
-) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
-    """Both circle fits of every start in one batch. Dots (free radius): centres (= top face
-    centres, projected on the board plane), 1-sigma, success, the share of rays that agree with
-    the circle, whether the face is clipped. Rims (radius known): centres, 1-sigma, success,
-    share of the rays on the circle."""
+) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """The circle fits of every start in one batch (a fit's cost is mostly its fixed share: one
+    call for all three). Dots (free radius): centres (= top face centres, projected on the board
+    plane), 1-sigma, success, the share of rays that agree with the circle, whether the face is
+    clipped. Rims (radius known): centres, 1-sigma, success, share of the rays on the circle.
+    The whole outline (`whole`: `_whole_outline`; free radius, on the rays where no side shows
+    and those it adds): centres, success, radii (`_refit_rims`)."""
     n = len(starts)
     r_dot = params.dot_diameter_board / 2
     d_edge, d_ok, clipped, d_tol, lenient = dot_edges
     r_edge, r_ok, r_top, _ = rim_edges
+    w_edge, w_near = whole
     c, sig, good, cover, radius = _fit_circles(
-        np.concatenate([starts, starts]), u, np.concatenate([d_edge, r_edge]), np.concatenate([d_ok, r_ok]),
-        np.r_[np.full(n, r_dot), np.full(n, r_top)], np.r_[np.zeros(n, bool), np.ones(n, bool)],
-        radius_tolerance=np.r_[d_tol, np.full(n, 0.25)])
+        np.concatenate([starts, starts, starts]), u, np.concatenate([d_edge, r_edge, w_edge]),
+        np.concatenate([d_ok, r_ok, r_ok | w_near]),
+        np.r_[np.full(n, r_dot), np.full(n, r_top), np.full(n, r_top)],
+        np.r_[np.zeros(n, bool), np.ones(n, bool), np.zeros(n, bool)],
+        radius_tolerance=np.r_[d_tol, np.full(n, 0.25), np.full(n, 0.25)])
     # share of the rays whose rim agrees with one circle: all around for a real dot; rays
     # across a drawn line find its edges at 0.03 / sin(angle), which no circle fits (this
     # decides dot-only candidates: on a clipped face the notch between two touching discs looks
@@ -1790,8 +1809,8 @@ def _fit_dots_and_rims(
     shrink = np.where(lenient, params.neutral_clipped_dot_shrink, np.where(clipped, params.clipped_dot_only_shrink, 0.3))
     d_cover = np.where((radius[:n] > (1 - shrink) * r_dot) & (radius[:n] < 1.3 * r_dot), cover[:n], 0.0)
     dots = (c[:n], sig[:n], good[:n], d_cover, clipped.copy())
-    rims = (c[n:], sig[n:], good[n:], cover[n:])
-    return dots, rims
+    rims = (c[n:2 * n], sig[n:2 * n], good[n:2 * n], cover[n:2 * n])
+    return dots, rims, (c[2 * n:], good[2 * n:], radius[2 * n:])
 
 
 if __name__ == "__main__":  # python -m vision.dition IMAGE  (board from its lines or markers)
