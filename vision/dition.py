@@ -1143,10 +1143,19 @@ def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_s
     or a patch of texture crosses that circle on a few rays, or with steps of both signs.
     `span`: the step is taken between the samples this many (0.02 diameters each) either side
     of each radius (`_rim_span`: 1, over 0.04 diameters, in a sharp frame)."""
-    d2 = (rim_vals[..., 2 * span:] - rim_vals[..., :-2 * span]) * polarity.astype(rim_vals.dtype)[:, None, None]
     rr = RIM_RADII[span:-span]
-    on_rim = (rr[None, None, :] > r_top - 0.05) & (rr[None, None, :] < r_top + np.maximum(band, 0.0)[..., None] + 0.05)
-    return (np.max(np.where(on_rim, d2, 0.0), axis=2) > min_step[:, None]).mean(axis=1)
+    if len(rim_vals) == 0:
+        return np.zeros(0)
+    limit = r_top + np.maximum(band, 0.0)[..., None] + 0.05  # (N, R, 1)
+    # (the steps only at the radii where some ray's outline can be: from 0.05 inside the rim
+    # out to the widest band's edge, a half of the profile)
+    lo = int(np.searchsorted(rr, r_top - 0.05, side="right"))
+    hi = int(np.searchsorted(rr, limit.max(), side="left"))
+    if hi <= lo:
+        return np.zeros(len(rim_vals))
+    d2 = (rim_vals[..., 2 * span + lo:2 * span + hi] - rim_vals[..., lo:hi]) \
+        * polarity.astype(rim_vals.dtype)[:, None, None]
+    return ((d2 > min_step[:, None, None]) & (rr[None, None, lo:hi] < limit)).any(axis=2).mean(axis=1)
 
 
 def _rim_span(rim_vals: np.ndarray, fitted: np.ndarray, rays: np.ndarray, polarity: np.ndarray,
@@ -1181,7 +1190,9 @@ def _along_face_to_board(vals_bgr: np.ndarray, face_colour: np.ndarray,
     unit vectors (N, 3)."""
     d = (board_colour - face_colour).astype(np.float32)
     e = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-6)
-    return np.einsum("nrkc,nc->nrk", vals_bgr, e), e
+    # (channel by channel: twice as fast as einsum's contraction, the same sums)
+    return (vals_bgr[..., 0] * e[:, 0, None, None] + vals_bgr[..., 1] * e[:, 1, None, None]
+            + vals_bgr[..., 2] * e[:, 2, None, None]), e
 
 
 def _face_against_beside(vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
