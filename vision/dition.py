@@ -469,7 +469,8 @@ def detect_discs(
     # differs from the board under it; both measured against the noise this frame shows
     noise = max(_frame_noise(rect), params.min_noise)
     noise_bgr = _frame_noise(rect_bgr) if rect_bgr is not None else None  # (each channel's)
-    face_bgr = rect_bgr.reshape(-1, 3)[face_idx] if rect_bgr is not None else None  # (N, 72, 3)
+    # (np.take gathers rows of pixels about twice as fast as fancy indexing)
+    face_bgr = np.take(rect_bgr.reshape(-1, 3), face_idx, axis=0) if rect_bgr is not None else None  # (N, 72, 3)
     face_delta, face_step, face_colour, board_colour = _face_against_board(
         small, rect.shape, rect_bgr, face_bgr, cands, face, max(params.min_face_contrast, params.face_snr * noise),
         ~is_black, params)
@@ -479,7 +480,8 @@ def detect_discs(
         # then its face is what the rest of the ring shows, the object's samples left out)
         ask = np.flatnonzero(~neutral)
         out_idx = _ring_indices(rect.shape, cands[ask], tuple(r * s for r in OUTSIDE_RING_BOARD), 24)
-        under, covered = _under_object(face_bgr[ask], rect_bgr.reshape(-1, 3)[out_idx], board_colour[ask],
+        out_bgr = np.take(rect_bgr.reshape(-1, 3), out_idx, axis=0)
+        under, covered = _under_object(face_bgr[ask], out_bgr, board_colour[ask],
                                        noise, max(params.min_face_contrast, params.face_snr * noise), params)
         if under.any():
             i = ask[under]
@@ -1001,7 +1003,7 @@ def _dot_colour(rect_bgr: np.ndarray, cands_px: np.ndarray, params: DiscParams) 
 def _mean_colour(rect_bgr: np.ndarray, cands_px: np.ndarray, radii_px: tuple[float, ...]) -> np.ndarray:
     """(N, 3) mean BGR of the nearest pixels on rings (24 points each) around each candidate."""
     idx = _ring_indices(rect_bgr.shape, cands_px, radii_px, 24)
-    sums = rect_bgr.reshape(-1, 3)[idx].sum(axis=1, dtype=np.float32)
+    sums = np.take(rect_bgr.reshape(-1, 3), idx, axis=0).sum(axis=1, dtype=np.float32)  # (rows: np.take)
     return sums / np.float32(idx.shape[1])
 
 
@@ -1393,7 +1395,8 @@ def _board_around(planes: np.ndarray, rect_shape: tuple[int, ...], discs_px: np.
     flat = (yi[:, :, None] * w + xi[:, None, :]).reshape(len(c), -1)  # (N, k * k)
     free = covered.reshape(-1)[flat] == 0
     n_free = free.sum(axis=1)
-    vals = np.where(free[..., None], planes.reshape(-1, planes.shape[2])[flat].astype(np.float32), np.inf)
+    vals = np.where(free[..., None], np.take(planes.reshape(-1, planes.shape[2]), flat, axis=0).astype(np.float32),
+                    np.inf)
     srt = np.sort(vals, axis=1)  # the covered ones last
     rows = np.arange(len(c))[:, None]
     lo, hi = np.maximum(n_free - 1, 0) // 2, n_free // 2
@@ -1769,7 +1772,7 @@ def _refit_rims(
     towards the far side as one from half of it is when the piece is not quite round. Returns
     `rims_fit` with the centres and sigmas of the successful refits replaced (success and cover,
     which the tests of a disc use, stay the first fit's)."""
-    r_edge, far_ok, r_top, _ = rim_edges
+    _, far_ok, r_top, _ = rim_edges
     c1, sig1, ok1, cover1 = rims_fit
     i = np.flatnonzero(ok1)
     if len(i) == 0:
