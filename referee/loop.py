@@ -79,6 +79,9 @@ class Referee:
         self.settings = settings
         self.listener = listener
         self.board: Any = None
+        #: what the game keeps of the board from frame to frame (`Game.read`'s cache: the Dition
+        #: reader's tables), this referee's own
+        self.reading_cache: dict[str, Any] = {}
         self.scene = SceneMonitor()
         self.frames = 0
         self.settled = False
@@ -289,4 +292,4 @@ class Referee:
                                              intrinsics=self.intrinsics)
             self.colours = dict(learnt) if learnt else None
         return self.spec.read(image, self.board, intrinsics=self.intrinsics, colours=self.colours,
-                              disc_thickness=self.disc_thickness)
+                              disc_thickness=self.disc_thickness, cache=self.reading_cache)

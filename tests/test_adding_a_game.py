@@ -213,7 +213,7 @@ class SquaresGame(Game):
         return find_squares_board(image)
 
     def read(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
-             colours: Any = None, disc_thickness: float | None = None) -> SquaresReading:
+             colours: Any = None, disc_thickness: float | None = None, cache: Any = None) -> SquaresReading:
         return read_squares(image, board)
 
     def observe(self, match: SquaresMatch, reading: SquaresReading) -> list[dict[str, Any]]:

@@ -168,7 +168,8 @@ def test_detect_fits_given_corners_once_for_many_frames(capsys: pytest.CaptureFi
 def test_the_referee_reads_the_frames_of_one_board_with_one_set_of_tables(frame_file,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The referee loop's reading (DitionGame.read) builds the disc reader's tables of a board
-    once and reads its next frames with them as the first; a board found again (moved) gets its own."""
+    once, in the cache its caller keeps, and reads its next frames with them as the first; a
+    board found again (moved) gets its own."""
     import vision.dition
     from referee.games import registry
     from vision.board import find_board
@@ -181,14 +182,48 @@ def test_the_referee_reads_the_frames_of_one_board_with_one_set_of_tables(frame_
     real = vision.dition.DiscTables.__init__
     monkeypatch.setattr(vision.dition.DiscTables, "__init__",
                         lambda self, *a, **k: built.append(a[0]) or real(self, *a, **k))
-    first = spec.read(image, board)
-    again = spec.read(image, board)
+    cache: dict = {}
+    first = spec.read(image, board, cache=cache)
+    again = spec.read(image, board, cache=cache)
     assert len(built) == 1
     assert len(first.discs) == len(DISCS)
     assert [(d.x, d.y, d.colour) for d in again.discs] == [(d.x, d.y, d.colour) for d in first.discs]
     moved = find_board(image, corners_px=np.array(corners) + 1.0)
-    spec.read(image, moved)
+    spec.read(image, moved, cache=cache)
     assert len(built) == 2 and built[1] is moved
+
+
+def test_two_referees_keep_their_own_disc_tables(frame_file, monkeypatch: pytest.MonkeyPatch,
+                                                 tmp_path: Path) -> None:
+    """Two referees (two tables of a club, one process) reading frames of the same board each
+    build the reader's tables once and keep them: the game's one description (the registry's)
+    holds none, so neither reads with tables another referee built, nor evicts the other's."""
+    import vision.dition
+    from referee.dition_match import DitionMatch
+    from referee.log import MatchLog
+    from referee.loop import Referee
+    from vision.board import find_board
+
+    path, corners = frame_file
+    image = cv2.imread(str(path))
+    board = find_board(image, corners_px=np.array(corners))
+    log = MatchLog(tmp_path / "log.sqlite")
+    referees = []
+    for _ in range(2):
+        match = DitionMatch()
+        referee = Referee(match, log, log.new_match(match.game, match.players))
+        referee.board = board
+        referees.append(referee)
+    built = []
+    real = vision.dition.DiscTables.__init__
+    monkeypatch.setattr(vision.dition.DiscTables, "__init__",
+                        lambda self, *a, **k: built.append(a[0]) or real(self, *a, **k))
+    readings = [r.read(image) for r in referees + referees]  # each twice, alternately
+    log.close()
+    assert len(built) == 2, "one build per referee, then each reads with its own"
+    assert len({id(r.reading_cache["disc_tables"]) for r in referees}) == 2
+    seen = [[(d.x, d.y, d.colour) for d in reading.discs] for reading in readings]
+    assert len(readings[0].discs) == len(DISCS) and all(s == seen[0] for s in seen)
 
 
 # ---- the discs' thickness, stated (issue 21: Othello discs are 0.15 of their diameter thick) --

@@ -421,17 +421,17 @@ def detect_discs(
     # both sub-pixel fits of every start in one batch: the grey dot's rim and the disc's rim
     dot_edges = _dot_edges(vals[..., :nd], is_black[ext], params, clear=clear[ext], neutral=neutral)
     rim_edges = _rim_edges(vals[..., nd:], u, starts, is_black[ext], geom, params)
-    dots_fit, rims_fit = _fit_dots_and_rims(starts, u, dot_edges, rim_edges, params)
     # (a light face's rim on the camera's side is its first step down where the board beyond is
     # lighter than half the face: a side in the shade below the face is no darker than that,
     # so the board steps up from it; on a board darker still the step down goes on to the side's
     # foot, which is then no rim)
-    rim_first = rims_fit[0].copy()  # (what decides whether a disc is seen: the first fit's)
     face_level = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
     beyond_level = vals[..., nd:][..., RIM_RADII >= 0.64].mean(axis=2)
-    rims_fit = _refit_rims(starts, u, rim_edges, rims_fit, is_black[ext],
-                           -(geom.thickness_shift(starts, params.thickness_board) @ u.T),
+    whole = _whole_outline(rim_edges, is_black[ext], -(geom.thickness_shift(starts, params.thickness_board) @ u.T),
                            0.5 * params.disc_diameter_board, beyond_level > 0.5 * face_level)
+    dots_fit, rims_fit, whole_fit = _fit_dots_and_rims(starts, u, dot_edges, rim_edges, whole, params)
+    rim_first = rims_fit[0].copy()  # (what decides whether a disc is seen: the first fit's)
+    rims_fit = _refit_rims(starts, u, rim_edges, rims_fit, whole, whole_fit)
     if len(alt):
         # of the two starts, the one whose dot fit agrees with more rays stays
         ok2, cover2 = dots_fit[2][n:], dots_fit[3][n:]
@@ -468,7 +468,9 @@ def detect_discs(
     # an outline closed all around at the radius the board's scale predicts, and a face that
     # differs from the board under it; both measured against the noise this frame shows
     noise = max(_frame_noise(rect), params.min_noise)
-    face_bgr = rect_bgr.reshape(-1, 3)[face_idx] if rect_bgr is not None else None  # (N, 72, 3)
+    noise_bgr = _frame_noise(rect_bgr) if rect_bgr is not None else None  # (each channel's)
+    # (np.take gathers rows of pixels about twice as fast as fancy indexing)
+    face_bgr = np.take(rect_bgr.reshape(-1, 3), face_idx, axis=0) if rect_bgr is not None else None  # (N, 72, 3)
     face_delta, face_step, face_colour, board_colour = _face_against_board(
         small, rect.shape, rect_bgr, face_bgr, cands, face, max(params.min_face_contrast, params.face_snr * noise),
         ~is_black, params)
@@ -478,7 +480,8 @@ def detect_discs(
         # then its face is what the rest of the ring shows, the object's samples left out)
         ask = np.flatnonzero(~neutral)
         out_idx = _ring_indices(rect.shape, cands[ask], tuple(r * s for r in OUTSIDE_RING_BOARD), 24)
-        under, covered = _under_object(face_bgr[ask], rect_bgr.reshape(-1, 3)[out_idx], board_colour[ask],
+        out_bgr = np.take(rect_bgr.reshape(-1, 3), out_idx, axis=0)
+        under, covered = _under_object(face_bgr[ask], out_bgr, board_colour[ask],
                                        noise, max(params.min_face_contrast, params.face_snr * noise), params)
         if under.any():
             i = ask[under]
@@ -533,7 +536,7 @@ def detect_discs(
         # white face on warm paper clipped in red and green differs from it in blue only)
         dark = np.flatnonzero(is_black | saturated)
         along, e = _along_face_to_board(vals_bgr[dark], face_colour[dark], board_colour[dark])
-        along_noise = np.maximum(np.sqrt((e**2) @ _frame_noise(rect_bgr) ** 2), params.min_noise)
+        along_noise = np.maximum(np.sqrt((e**2) @ noise_bgr ** 2), params.min_noise)
         step = np.maximum(params.min_rim_step, params.outline_snr * along_noise)
         up = np.ones(len(dark))
         r_dark, band_dark = rim_edges[2], band[dark]
@@ -675,7 +678,7 @@ def detect_discs(
         if lit.any():
             at = np.flatnonzero(lit)
             ok_c, c_top, c_sigma, c_cover = _clipped_outline(vals_bgr[at][:, :, nd:], u, starts[at], rim_edges[2],
-                                                             _frame_noise(rect_bgr), params)
+                                                             noise_bgr, params)
             at = at[ok_c]
             free[at] = True
             centre[at] = c_top[ok_c] - geom.thickness_shift(c_top[ok_c], params.thickness_board)
@@ -726,8 +729,12 @@ def _vote_channels(rect: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np
         return rect, rect
     w = params.chroma_weight
     # (the board's colour: the median of every fourth pixel of every fourth row; discs cover
-    # less than half of it)
-    board = np.median(rect[::4, ::4].reshape(-1, 3), axis=0)
+    # less than half of it. np.median's, from one partition of each channel's contiguous row:
+    # np.median itself also looks for NaNs, and along a strided axis, three times the cost)
+    samples = np.ascontiguousarray(rect[::4, ::4].reshape(-1, 3).T)  # (3, M)
+    mid = ((samples.shape[1] - 1) // 2, samples.shape[1] // 2)
+    middle = np.partition(samples, sorted(set(mid)), axis=1)
+    board = (middle[:, mid[0]] + middle[:, mid[1]]) * np.float32(0.5)
     chroma = board - board.mean()
     norm = float(np.linalg.norm(chroma))
     lift = chroma / max(norm, 1e-6) * min(norm / max(float(board.mean()), 1.0), 1.0)
@@ -996,7 +1003,7 @@ def _dot_colour(rect_bgr: np.ndarray, cands_px: np.ndarray, params: DiscParams) 
 def _mean_colour(rect_bgr: np.ndarray, cands_px: np.ndarray, radii_px: tuple[float, ...]) -> np.ndarray:
     """(N, 3) mean BGR of the nearest pixels on rings (24 points each) around each candidate."""
     idx = _ring_indices(rect_bgr.shape, cands_px, radii_px, 24)
-    sums = rect_bgr.reshape(-1, 3)[idx].sum(axis=1, dtype=np.float32)
+    sums = np.take(rect_bgr.reshape(-1, 3), idx, axis=0).sum(axis=1, dtype=np.float32)  # (rows: np.take)
     return sums / np.float32(idx.shape[1])
 
 
@@ -1105,20 +1112,23 @@ def _frame_noise(rect: np.ndarray) -> float | np.ndarray:
     board (uint8): differences of horizontal neighbours on every eighth row (some fifteen
     thousand: their median is steady to a percent; edges are rare: the median). A colour image
     (H, W, 3) gives each channel's (3,). (The differences are whole grey levels: their median
-    is read off their histogram, exactly, at a fraction of a sort's cost.)"""
+    is read off their histogram, exactly, at a fraction of a sort's cost; OpenCV counts each
+    channel of the interleaved differences in place, where numpy would copy it out first.)"""
     import cv2
 
     rows = rect[1::8]
-    d = cv2.absdiff(rows[:, 1:], rows[:, :-1]).reshape(-1, 1 if rect.ndim == 2 else rect.shape[2])
-    med = np.array([_median_of_levels(d[:, c]) for c in range(d.shape[1])])
+    d = cv2.absdiff(rows[:, 1:], rows[:, :-1])
+    channels = 1 if rect.ndim == 2 else rect.shape[2]
+    med = np.array([_median_of_levels(cv2.calcHist([d], [c], None, [256], [0, 256]).ravel())
+                    for c in range(channels)])
     sigma = 1.4826 * med / math.sqrt(2.0)
     return float(sigma[0]) if rect.ndim == 2 else sigma
 
 
-def _median_of_levels(values: np.ndarray) -> float:
+def _median_of_levels(counts: np.ndarray) -> float:
     """The median of uint8 values (np.median's: the mean of the two middle ones of an even
-    count), from their histogram."""
-    cum = np.cumsum(np.bincount(values, minlength=256))
+    count) from their histogram `counts` (256,) (whole numbers, exact in float32 below 2^24)."""
+    cum = np.cumsum(counts.astype(np.int64))
     n = int(cum[-1])
     lo, hi = np.searchsorted(cum, [(n - 1) // 2, n // 2], side="right")
     return 0.5 * (float(lo) + float(hi))
@@ -1135,10 +1145,19 @@ def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_s
     or a patch of texture crosses that circle on a few rays, or with steps of both signs.
     `span`: the step is taken between the samples this many (0.02 diameters each) either side
     of each radius (`_rim_span`: 1, over 0.04 diameters, in a sharp frame)."""
-    d2 = (rim_vals[..., 2 * span:] - rim_vals[..., :-2 * span]) * polarity.astype(rim_vals.dtype)[:, None, None]
     rr = RIM_RADII[span:-span]
-    on_rim = (rr[None, None, :] > r_top - 0.05) & (rr[None, None, :] < r_top + np.maximum(band, 0.0)[..., None] + 0.05)
-    return (np.max(np.where(on_rim, d2, 0.0), axis=2) > min_step[:, None]).mean(axis=1)
+    if len(rim_vals) == 0:
+        return np.zeros(0)
+    limit = r_top + np.maximum(band, 0.0)[..., None] + 0.05  # (N, R, 1)
+    # (the steps only at the radii where some ray's outline can be: from 0.05 inside the rim
+    # out to the widest band's edge, a half of the profile)
+    lo = int(np.searchsorted(rr, r_top - 0.05, side="right"))
+    hi = int(np.searchsorted(rr, limit.max(), side="left"))
+    if hi <= lo:
+        return np.zeros(len(rim_vals))
+    d2 = (rim_vals[..., 2 * span + lo:2 * span + hi] - rim_vals[..., lo:hi]) \
+        * polarity.astype(rim_vals.dtype)[:, None, None]
+    return ((d2 > min_step[:, None, None]) & (rr[None, None, lo:hi] < limit)).any(axis=2).mean(axis=1)
 
 
 def _rim_span(rim_vals: np.ndarray, fitted: np.ndarray, rays: np.ndarray, polarity: np.ndarray,
@@ -1173,7 +1192,9 @@ def _along_face_to_board(vals_bgr: np.ndarray, face_colour: np.ndarray,
     unit vectors (N, 3)."""
     d = (board_colour - face_colour).astype(np.float32)
     e = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-6)
-    return np.einsum("nrkc,nc->nrk", vals_bgr, e), e
+    # (channel by channel: twice as fast as einsum's contraction, the same sums)
+    return (vals_bgr[..., 0] * e[:, 0, None, None] + vals_bgr[..., 1] * e[:, 1, None, None]
+            + vals_bgr[..., 2] * e[:, 2, None, None]), e
 
 
 def _face_against_beside(vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
@@ -1310,14 +1331,14 @@ def _face_against_board(small: np.ndarray, rect_shape: tuple[int, ...], rect_bgr
     import cv2
 
     k = round(5 * params.scale_px_per_unit / 4) | 1
-    board = _plate_brightness(cv2.medianBlur(small, k), rect_shape, cands_px)[:, None]  # (N, 1)
     planes, faces = small[..., None], None
     if rect_bgr is not None:
         colour_small = _quarter(rect_bgr)  # the same 4 x 4 blocks as `small`
         planes = np.concatenate([planes, colour_small], axis=2)
-        board = np.concatenate([board, _plate_brightness(cv2.medianBlur(colour_small, k), rect_shape, cands_px)],
-                               axis=1)
         faces = row_median(face_bgr.astype(np.float32))
+    # (grey and colour in one 4-channel median: each channel's is its own, in one pass)
+    board = _plate_brightness(cv2.medianBlur(planes if faces is not None else small, k), rect_shape,
+                              cands_px).reshape(len(cands_px), -1)  # (N, 1 or 4)
     all_faces = face[:, None] if faces is None else np.concatenate([face[:, None], faces], axis=1)
     delta = np.abs(all_faces - board).max(axis=1)
     # (what counts is the difference with the reading's sign, `lighter` (N,): a light reading's
@@ -1374,7 +1395,8 @@ def _board_around(planes: np.ndarray, rect_shape: tuple[int, ...], discs_px: np.
     flat = (yi[:, :, None] * w + xi[:, None, :]).reshape(len(c), -1)  # (N, k * k)
     free = covered.reshape(-1)[flat] == 0
     n_free = free.sum(axis=1)
-    vals = np.where(free[..., None], planes.reshape(-1, planes.shape[2])[flat].astype(np.float32), np.inf)
+    vals = np.where(free[..., None], np.take(planes.reshape(-1, planes.shape[2]), flat, axis=0).astype(np.float32),
+                    np.inf)
     srt = np.sort(vals, axis=1)  # the covered ones last
     rows = np.arange(len(c))[:, None]
     lo, hi = np.maximum(n_free - 1, 0) // 2, n_free // 2
@@ -1711,44 +1733,57 @@ def _rim_edges(
     return r_edge, seen & (band < params.max_band_board), r_top, seen & (band >= params.max_band_board)
 
 
+def _whole_outline(
+    rim_edges: tuple[np.ndarray, np.ndarray, float, np.ndarray],
+    is_black: np.ndarray,
+    band: np.ndarray,
+    r_base: float,
+    light_rim: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rim steps of the whole outline, for `_refit_rims`: each ray's step moved to where the
+    top face's rim is (N, R), and the rays where the side shows that may add theirs (N, R).
+    `band` (N, R): the visible side's width outside the top face's rim; `r_base`: the disc's
+    radius on the board; `light_rim` (N, R): where the board beyond is lighter than a light
+    face's side (its first step down outward is its rim)."""
+    r_edge, _, r_top, near_ok = rim_edges
+    # (a dark face's step where the side shows, moved to where the top face's rim is)
+    edge = np.where(is_black[:, None], r_edge - np.maximum(band, 0.0) + (r_top - r_base), r_edge)
+    return edge, near_ok & (is_black[:, None] | light_rim)
+
+
 def _refit_rims(
     starts: np.ndarray,
     u: np.ndarray,
     rim_edges: tuple[np.ndarray, np.ndarray, float, np.ndarray],
     rims_fit: tuple[np.ndarray, ...],
-    is_black: np.ndarray,
-    band: np.ndarray,
-    r_base: float,
-    light_rim: np.ndarray,
+    whole: tuple[np.ndarray, np.ndarray],
+    whole_fit: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, ...]:
     """The rim fits again on all the rays that show the disc's outline, not only where no side
-    shows (`band` (N, R): the visible side's width outside the top face's rim; `r_base`: the
-    disc's radius on the board). A lit top face is brighter than its own side in the shade
-    below it: a light face's rim is the first step down outward on the camera's side too, on
-    the rays where the board beyond is lighter than that side (`light_rim` (N, R)). A
-    dark face's side is as dark as the face: there the step up outward is the side's foot on the
-    board, a band further out (`band`, and the base's radius for the top's). Those rays are
-    added where their step lies within `RIM_REFIT_BOARD` of where the first fit (on the rays
-    where no side shows) predicts it (its own uncertainty; on a two-coloured side its halves
-    meet half a band out). A fit from the whole outline is not pulled towards the far side as
-    one from half of it is when the piece is not quite round. Returns `rims_fit` with the
-    centres and sigmas of the successful refits replaced (success and cover, which the tests of
-    a disc use, stay the first fit's)."""
-    r_edge, far_ok, r_top, near_ok = rim_edges
+    shows (`whole`: `_whole_outline`'s steps and rays). A lit top face is brighter than its own
+    side in the shade below it: a light face's rim is the first step down outward on the
+    camera's side too, on the rays where the board beyond is lighter than that side. A dark
+    face's side is as dark as the face: there the step up outward is the side's foot on the
+    board, a band further out. Those rays are added where their step lies within
+    `RIM_REFIT_BOARD` of where a first fit predicts it (its own uncertainty; on a two-coloured
+    side its halves meet half a band out): the free-radius fit of every ray that shows a step
+    (`whole_fit`: its centres, success, radii, made in `_fit_dots_and_rims`' batch), else the
+    fit on the rays where no side shows (`rims_fit`). A fit from the whole outline is not pulled
+    towards the far side as one from half of it is when the piece is not quite round. Returns
+    `rims_fit` with the centres and sigmas of the successful refits replaced (success and cover,
+    which the tests of a disc use, stay the first fit's)."""
+    _, far_ok, r_top, _ = rim_edges
     c1, sig1, ok1, cover1 = rims_fit
     i = np.flatnonzero(ok1)
     if len(i) == 0:
         return rims_fit
-    # (a dark face's step where the side shows, moved to where the top face's rim is)
-    edge = np.where(is_black[i, None], r_edge[i] - np.maximum(band[i], 0.0) + (r_top - r_base), r_edge[i])
     # (first on every ray that shows a step, its radius free: a rim drawn as a dark line on a
     # light face (a draughts man's) is found at the line's inner edge all round, which puts a
     # fit of the far half at the known radius a line's width towards the camera; then on the
     # rays that agree with that fit)
-    c0, _, ok0, _, r0 = _fit_circles(starts[i], u, edge, far_ok[i] | (near_ok[i] & (is_black[i, None] | light_rim[i])),
-                                     r_top, False)
+    edge, near = whole[0][i], whole[1][i]
+    c0, ok0, r0 = (a[i] for a in whole_fit)
     pred = np.where(ok0[:, None], r0[:, None] + (c0 - starts[i]) @ u.T, r_top + (c1[i] - starts[i]) @ u.T)
-    near = near_ok[i] & (is_black[i, None] | light_rim[i])
     use = far_ok[i] | (near & (np.abs(edge - pred) < RIM_REFIT_BOARD))
     c2, sig2, ok2, _, _ = _fit_circles(starts[i], u, edge, use, r_top, True)
     c, sig = c1.copy(), sig1.copy()
@@ -1761,20 +1796,26 @@ def _fit_dots_and_rims(
     u: np.ndarray,
     dot_edges: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     rim_edges: tuple[np.ndarray, np.ndarray, float, np.ndarray],
+    whole: tuple[np.ndarray, np.ndarray],
     params: DiscParams,
-) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
-    """Both circle fits of every start in one batch. Dots (free radius): centres (= top face
-    centres, projected on the board plane), 1-sigma, success, the share of rays that agree with
-    the circle, whether the face is clipped. Rims (radius known): centres, 1-sigma, success,
-    share of the rays on the circle."""
+) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """The circle fits of every start in one batch (a fit's cost is mostly its fixed share: one
+    call for all three). Dots (free radius): centres (= top face centres, projected on the board
+    plane), 1-sigma, success, the share of rays that agree with the circle, whether the face is
+    clipped. Rims (radius known): centres, 1-sigma, success, share of the rays on the circle.
+    The whole outline (`whole`: `_whole_outline`; free radius, on the rays where no side shows
+    and those it adds): centres, success, radii (`_refit_rims`)."""
     n = len(starts)
     r_dot = params.dot_diameter_board / 2
     d_edge, d_ok, clipped, d_tol, lenient = dot_edges
     r_edge, r_ok, r_top, _ = rim_edges
+    w_edge, w_near = whole
     c, sig, good, cover, radius = _fit_circles(
-        np.concatenate([starts, starts]), u, np.concatenate([d_edge, r_edge]), np.concatenate([d_ok, r_ok]),
-        np.r_[np.full(n, r_dot), np.full(n, r_top)], np.r_[np.zeros(n, bool), np.ones(n, bool)],
-        radius_tolerance=np.r_[d_tol, np.full(n, 0.25)])
+        np.concatenate([starts, starts, starts]), u, np.concatenate([d_edge, r_edge, w_edge]),
+        np.concatenate([d_ok, r_ok, r_ok | w_near]),
+        np.r_[np.full(n, r_dot), np.full(n, r_top), np.full(n, r_top)],
+        np.r_[np.zeros(n, bool), np.ones(n, bool), np.zeros(n, bool)],
+        radius_tolerance=np.r_[d_tol, np.full(n, 0.25), np.full(n, 0.25)])
     # share of the rays whose rim agrees with one circle: all around for a real dot; rays
     # across a drawn line find its edges at 0.03 / sin(angle), which no circle fits (this
     # decides dot-only candidates: on a clipped face the notch between two touching discs looks
@@ -1782,8 +1823,8 @@ def _fit_dots_and_rims(
     shrink = np.where(lenient, params.neutral_clipped_dot_shrink, np.where(clipped, params.clipped_dot_only_shrink, 0.3))
     d_cover = np.where((radius[:n] > (1 - shrink) * r_dot) & (radius[:n] < 1.3 * r_dot), cover[:n], 0.0)
     dots = (c[:n], sig[:n], good[:n], d_cover, clipped.copy())
-    rims = (c[n:], sig[n:], good[n:], cover[n:])
-    return dots, rims
+    rims = (c[n:2 * n], sig[n:2 * n], good[n:2 * n], cover[n:2 * n])
+    return dots, rims, (c[2 * n:], good[2 * n:], radius[2 * n:])
 
 
 if __name__ == "__main__":  # python -m vision.dition IMAGE  (board from its lines or markers)

@@ -74,12 +74,14 @@ def process_frame(
     debug_dir: str | None = None,
     fits: dict[Any, Any] | None = None,
     disc_thickness: float | None = None,
+    cache: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One BGR frame -> the JSON-able result object (or an error object). Without
     `corners_px` the board is found automatically, else `fallback_corners_px` (a calibrated
     board) is used. With `corners_px`, the board is fitted once per image size and kept in
     `fits` (the lens estimate included) for the next frames; a Dition frame that does not show
-    the drawn squares at those corners gets a "warning" with its score."""
+    the drawn squares at those corners gets a "warning" with its score. `cache`: what the game
+    keeps of a board for the next frames (`Game.read`)."""
     import numpy as np
 
     from vision.errors import VisionError
@@ -121,7 +123,7 @@ def process_frame(
             out["board"]["score"] = round(score, 3)
     try:
         pieces, picture = spec.detect_json(image, board, intrinsics=intrinsics, debug=bool(debug_dir),
-                                           disc_thickness=disc_thickness)
+                                           disc_thickness=disc_thickness, cache=cache)
         out.update(pieces)
         if debug_dir and picture is not None:
             _write_debug(picture, debug_dir, name)
@@ -180,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
     thickness = disc_thickness(args) if args.disc_thickness is not None else stored_thickness
     failed = 0
     fits: dict[Any, Any] = {}  # the boards of given corners, fitted once per image size
+    kept: dict[str, Any] = {}  # what the game keeps of a board from frame to frame (`Game.read`)
     for path in args.images:
         for name, image, error in _frames(path, args.frames):
             if error is not None:
@@ -188,7 +191,8 @@ def run(args: argparse.Namespace) -> int:
                 try:
                     result = process_frame(image, name, game=args.game, corners_px=corners,
                                            intrinsics=intrinsics, fallback_corners_px=fallback,
-                                           debug_dir=args.debug_dir, fits=fits, disc_thickness=thickness)
+                                           debug_dir=args.debug_dir, fits=fits, disc_thickness=thickness,
+                                           cache=kept)
                 except ValueError as exc:  # e.g. corners that do not form a quadrilateral
                     result = {"image": name, "error": str(exc)}
             failed += "error" in result

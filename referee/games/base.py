@@ -111,9 +111,13 @@ class Game:
         return fit_from_corners(corners, board.game, intrinsics)
 
     def read(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
-             colours: Mapping[str, Any] | None = None, disc_thickness: float | None = None) -> Reading:
+             colours: Mapping[str, Any] | None = None, disc_thickness: float | None = None,
+             cache: dict[str, Any] | None = None) -> Reading:
         """Read the pieces of a settled board (`disc_thickness`: the discs' thickness over their
-        diameter when the user stated it; games without discs ignore it)."""
+        diameter when the user stated it; games without discs ignore it). `cache`: a mapping the
+        caller keeps from frame to frame, one per referee (`referee detect`: one per run), where
+        the game may keep what it works out once per board (None: nothing is kept; a game keeps
+        no such state of its own, its one description serves every referee)."""
         raise NotImplementedError
 
     def start_colours(self, image: np.ndarray, board: Any, players: Sequence[str], *,
@@ -127,8 +131,9 @@ class Game:
         raise NotImplementedError
 
     def detect_json(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
-                    disc_thickness: float | None = None) -> dict[str, Any]:
-        """What `referee detect` prints of the pieces (merged into the image's result object)."""
+                    disc_thickness: float | None = None, cache: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What `referee detect` prints of the pieces (merged into the image's result object;
+        `cache` as for `read`)."""
         raise NotImplementedError
 
     # -- the page and the overlay ------------------------------------------------------------

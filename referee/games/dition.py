@@ -99,42 +99,32 @@ class DitionGame(Game):
             return True, None
 
     def read(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
-             colours: Mapping[str, Any] | None = None, disc_thickness: float | None = None) -> DiscsReading:
+             colours: Mapping[str, Any] | None = None, disc_thickness: float | None = None,
+             cache: dict[str, Any] | None = None) -> DiscsReading:
         from referee.matching import SeenDisc
         from vision.dition import detect_discs
 
         params = _disc_params(disc_thickness)
         discs = detect_discs(image, board, params, intrinsics=intrinsics,
-                             tables=self._disc_tables(image, board, params, intrinsics))
+                             tables=_disc_tables(cache, image, board, params, intrinsics))
         return DiscsReading([
             SeenDisc(float(d.centre_board[0]), float(d.centre_board[1]), d.colour,
                      float(d.sigma_board), float(d.confidence))
             for d in discs
         ])
 
-    def _disc_tables(self, image: np.ndarray, board: Any, params: Any, intrinsics: Any) -> Any:
-        """The reader's tables of this board (`vision.dition.DiscTables`), kept for the frames
-        that follow while the board, the camera and the frame size stay (one board at a time)."""
-        from vision.dition import DiscTables
-
-        size = (image.shape[1], image.shape[0])
-        tables = getattr(self, "_tables", None)
-        if tables is None or not tables.matches(board, size, params, intrinsics):
-            tables = self._tables = DiscTables(board, size, params, intrinsics)
-        return tables
-
     def observe(self, match: DitionMatch, reading: DiscsReading) -> list[dict[str, Any]]:
         return match.observe(reading.discs)
 
     def detect_json(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
-                    debug: bool = False, disc_thickness: float | None = None
-                    ) -> tuple[dict[str, Any], np.ndarray | None]:
+                    debug: bool = False, disc_thickness: float | None = None,
+                    cache: dict[str, Any] | None = None) -> tuple[dict[str, Any], np.ndarray | None]:
         from vision.debug import draw_detections
         from vision.dition import detect_discs
 
         params = _disc_params(disc_thickness)
         discs = detect_discs(image, board, params, intrinsics=intrinsics,
-                             tables=self._disc_tables(image, board, params, intrinsics))
+                             tables=_disc_tables(cache, image, board, params, intrinsics))
         out = {"discs": [
             {"x": round(d.centre_board[0], 4), "y": round(d.centre_board[1], 4), "colour": d.colour,
              "confidence": round(d.confidence, 3), "sigma": round(d.sigma_board, 4)}
@@ -247,6 +237,23 @@ class DitionGame(Game):
 
 #: a simulated disc this close to a recorded one (and of its colour) is that disc
 SAME_DISC = 0.35
+
+
+def _disc_tables(cache: dict[str, Any] | None, image: np.ndarray, board: Any, params: Any,
+                 intrinsics: Any) -> Any:
+    """The reader's tables of this board (`vision.dition.DiscTables`), kept in the caller's
+    `cache` (one per referee: `Game.read`) for the frames that follow while the board, the camera
+    and the frame size stay (one board at a time); None without a cache (`detect_discs` builds
+    them for the frame)."""
+    if cache is None:
+        return None
+    from vision.dition import DiscTables
+
+    size = (image.shape[1], image.shape[0])
+    tables = cache.get("disc_tables")
+    if tables is None or not tables.matches(board, size, params, intrinsics):
+        tables = cache["disc_tables"] = DiscTables(board, size, params, intrinsics)
+    return tables
 
 
 def _sim_discs(discs: Sequence[Any]) -> tuple[Any, ...]:

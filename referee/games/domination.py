@@ -164,7 +164,8 @@ class DominationGame(Game):
         return super().turn_board(board, quarter_turns, intrinsics)
 
     def read(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
-             colours: Mapping[str, Any] | None = None, disc_thickness: float | None = None) -> TopsReading:
+             colours: Mapping[str, Any] | None = None, disc_thickness: float | None = None,
+             cache: dict[str, Any] | None = None) -> TopsReading:
         from vision.chess_tops import read_chess_tops
         from vision.domination import read_tops
 
@@ -216,8 +217,8 @@ class DominationGame(Game):
         return match.observe(reading.tops, reading.heights, reading.height_sigma)
 
     def detect_json(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
-                    debug: bool = False, disc_thickness: float | None = None
-                    ) -> tuple[dict[str, Any], np.ndarray | None]:
+                    debug: bool = False, disc_thickness: float | None = None,
+                    cache: dict[str, Any] | None = None) -> tuple[dict[str, Any], np.ndarray | None]:
         from vision.chess_tops import read_chess_tops
         from vision.domination import read_tops
 
