@@ -22,11 +22,13 @@ so neither "saturated means a piece" nor one board colour works. Per cell:
 - colours are compared as logarithms of BGR divided by the local light level (a shadow or a
   brighter corner scales all three channels alike), with the white that glossy tops show near
   the lamp's reflection taken off (`_glare_field`; a channel clipped at 255 bounds no glare and
-  teaches no colour). Where the nearest piece colour is far from
+  teaches no colour, and a top clipped in all three shows its neighbours no glare). Where the
+  nearest piece colour is far from
   the square's, colour tells a piece from the bare square; where it is not (black on a dark
   square), the outline does; a clearly closed outline is a piece, none is no piece
   (`ChessTopsParams`); a centre surely of its square's colour and far from every piece colour
-  is no piece whatever outline closes, one surely of a piece colour is a piece without one. The
+  is no piece whatever outline closes, one surely of a piece colour is a piece without one (and
+  so is a clipped centre far from its square's own colour, which a matte square cannot show). The
   confidence is the margin between the best two explanations.
 """
 
