@@ -22,11 +22,13 @@ so neither "saturated means a piece" nor one board colour works. Per cell:
 - colours are compared as logarithms of BGR divided by the local light level (a shadow or a
   brighter corner scales all three channels alike), with the white that glossy tops show near
   the lamp's reflection taken off (`_glare_field`; a channel clipped at 255 bounds no glare and
-  teaches no colour). Where the nearest piece colour is far from
+  teaches no colour, and a top clipped in all three shows its neighbours no glare). Where the
+  nearest piece colour is far from
   the square's, colour tells a piece from the bare square; where it is not (black on a dark
   square), the outline does; a clearly closed outline is a piece, none is no piece
   (`ChessTopsParams`); a centre surely of its square's colour and far from every piece colour
-  is no piece whatever outline closes, one surely of a piece colour is a piece without one. The
+  is no piece whatever outline closes, one surely of a piece colour is a piece without one (and
+  so is a clipped centre far from its square's own colour, which a matte square cannot show). The
   confidence is the margin between the best two explanations.
 """
 
@@ -431,6 +433,14 @@ def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.nda
     # a closed outline where colour says "bare" only faintly (a black top with its rim and a
     # glint, on a dark square) is a piece too
     piece |= (closure >= p.outline_alone) & (bare < p.bare_sure)
+    # where the piece colour is close to the square's (white chips on white vinyl under the
+    # lamp), a centre clipped in all three channels and as far from its square's own colour as
+    # colour must be to tell, surely nearer a piece colour, is a piece without an outline: the
+    # board is matte and the light smooth over a square, so a bare centre is no brighter than
+    # the corners its colour comes from (the clipped top of a tall white stack closes its thin
+    # rim at only 1.3-2 noise units; any centre that far, unclipped, can be a bare black
+    # square's noise or a misplaced fit's: 0.29-0.31 on seed 3's printed squares)
+    piece |= clipped[0].all(axis=1) & (d_empty >= p.colour_tells) & (bare <= -p.bare_sure)
     # where colour surely says "bare" (the centre is its square's colour, as near as a bare
     # centre comes, and further from every piece colour than a learnt colour is off on glossy
     # tops under a lamp: up to 0.54 in the glare test's black counters), no outline makes a
@@ -445,10 +455,12 @@ def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.nda
 def _glare_field(glare: np.ndarray, piece: np.ndarray) -> np.ndarray:
     """Per cell, the glare its neighbourhood's tops show: the median over the tops within 1.5
     squares (a lamp's reflection is smooth over the board, the board itself matte; a misread
-    top is a minority)."""
+    top is a minority), the cell's own left out (a white top read as a black one under glare
+    would allow itself that glare). `piece`: the tops that show their glare."""
     if not piece.any():
         return np.zeros(len(CELLS))
-    near = np.linalg.norm(_CENTRES[:, None, :] - _CENTRES[None, piece, :], axis=2) <= 1.5
+    dist = np.linalg.norm(_CENTRES[:, None, :] - _CENTRES[None, piece, :], axis=2)
+    near = dist <= 1.5
     vals = np.where(near, glare[piece][None, :], np.nan)
     with warnings.catch_warnings():  # no top within reach: NaN, no glare
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -489,7 +501,9 @@ def read_chess_tops(
     for _ in range(2):
         d_base, d_top, piece, glare = _decide(base / lvl, top / lvl, (base >= _CLIPPED, top >= _CLIPPED), cap, model,
                                               d_empty, sep, energy, params)
-        cap = 1.33 * _glare_field(glare, piece) + 8.0
+        # a top clipped in a channel shows no glare there, only that it is at least that bright
+        # (white tops under the lamp: counted as 0 they denied the black tops beside them theirs)
+        cap = 1.33 * _glare_field(glare, piece & ~(top >= _CLIPPED).all(axis=1)) + 8.0
     n = len(CELLS)
     order = np.argsort(d_top, axis=1)
     best = order[:, 0]
