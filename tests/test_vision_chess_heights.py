@@ -50,8 +50,10 @@ def test_top_circles_found_where_the_camera_puts_them(scenes: list[tuple]) -> No
     """The top face's circle in the board plane, against the truth: the top man's position
     (with its placement jitter) carried out from the camera's nadir by s = Z / (Z - k t), radius
     the men's radius times s. A circle through the outline of top and side band together (or a
-    ring inside the rim) is 0.02-0.1 squares off (a chip's printed ring, nearer the squares' colour than the top's, still takes the rim on a third of one frame's stacks); one man's height moves a top 3 squares from
-    the nadir by ~0.035 and its radius by ~0.005."""
+    ring inside the rim) is 0.02-0.1 squares off; one man's height moves a top 3 squares from
+    the nadir by ~0.035 and its radius by ~0.005. The rim read again in a window about the rough
+    one, to a fraction of a pixel (the area under the board-likeness), brings the radius's
+    median error under 0.008 squares (0.0109 with the rough rim alone)."""
     centre_err, radius_err = [], []
     for r, stacks, intr, corners, cam, men in scenes:
         fit = _a8_turned(find_board(r.image, game="domination", intrinsics=intr), corners, intr)
@@ -68,7 +70,7 @@ def test_top_circles_found_where_the_camera_puts_them(scenes: list[tuple]) -> No
     c, e = np.asarray(centre_err), np.abs(np.asarray(radius_err))
     assert c.size >= 80
     assert np.mean(c < 0.02) >= 0.8, np.mean(c < 0.02)
-    assert float(np.median(e)) < 0.015, float(np.median(e))
+    assert float(np.median(e)) < 0.008, float(np.median(e))
 
 
 def _a8_turned(fit: object, corners_px: np.ndarray, intr: Intrinsics | None) -> object:
@@ -80,7 +82,7 @@ def _a8_turned(fit: object, corners_px: np.ndarray, intr: Intrinsics | None) -> 
 @pytest.mark.parametrize("calibrated", [True, False])
 def test_heights_of_men_on_a_chessboard_with_honest_sigmas(frames: list, calibrated: bool) -> None:
     """Measured, not yet good: the benchmark's figures are ~60 % exact with the camera model and
-    ~55 % without (the kit reader's 96 % is the target); what is claimed must hold: most within
+    ~57 % without (the kit reader's 96 % is the target); what is claimed must hold: most within
     one piece, and each height's sigma as wide as its error (a Gaussian's median |z| is 0.67)."""
     err, z = [], []
     for r, stacks, intr, corners in frames:

@@ -18,6 +18,12 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
    there the side band lies between the top's rim and the board, and a circle through every
    side's strongest edges, as this module once fitted, is as often the outline of top and band
    together: larger, nearer the nadir, a height too low.)
+   That rough rim is then read again in a window about it (`_refined_rims`; its radius held
+   within the span the heights allow about the tops' median, so a ring inside the rim does not
+   pull the window): per direction, the board-likeness of each sample on the axis from the
+   colour just inside the window (the top's edge zone, a chip's stripe) to the square's, and
+   the edge where the area under it puts a step (unbiased by the blur, to a fraction of a
+   pixel); twice, the second window about the first's circle;
 3. the frame's men radius R: the radius over the ratio s the centre's displacement gives, pooled
    with weights by how far each top lies from the nadir (the displacement's resolution);
 4. per stack, a height k = Z (1 - 1 / s) / t from the radius (s = r / R) and one from the
@@ -32,7 +38,10 @@ as sigma, one piece moves a top 3 squares from the nadir by 0.035); the radius g
 1.2 % a piece (~0.4 px), and the silhouette's radius scatters by ~0.5 px (a lower man sticking
 out past the top, a ring or a chip's stripe nearer the squares' colour than the top's): with
 the true top centres, a radius measured to 0.2 px would give ~87 % exact, the displacement
-alone ~63 %.
+alone ~63 %. Tried and not kept: the scale of each top's radial pattern (rings, a printed
+ring) against the median pattern of the tops of its colour, the centre from each direction's
+shift against it: to ~0.3 of a piece on one frame of draughts with the true centres, but no
+better than the rims over frames (+1 point) at ten times the time.
 
 Without a calibration the camera is the one the chessboard finder estimated from the board's
 own grid (`vision.chessboard.camera_from_grid`): its focal length sets Z, so every height by the
@@ -82,6 +91,9 @@ class StackHeightParams:
     #: samples in a row nearer the square's colour than the top's that make the board (1.5 px:
     #: a rim line or a sample on the blurred outline is one or two)
     board_run: int = 3
+    #: half-width (board units) of the window about a rough rim in which the rim is refined: a
+    #: man's height moves its radius by ~0.005, a ring inside the rim lies 0.05 or more inside
+    rim_window: float = 0.03
 
 
 @dataclass(frozen=True)
@@ -128,8 +140,10 @@ def stack_heights(
     u = d / dist[:, None]
     v = np.stack([-u[:, 1], u[:, 0]], 1)
     vals, rad, dirs = _profiles(frame, board, cam, expect, params)
-    circles = _silhouettes(vals, rad, dirs, expect, _board_colours(frame, board, cam), centres, nadir, s_max,
-                           params)
+    board_bgr = _board_colours(frame, board, cam)
+    circles = _silhouettes(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, params)
+    if params.rim_window > 0:
+        circles = _refined_rims(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, circles, params)
     ok = np.array([c is not None for c in circles])
     if not ok.any():
         return None
@@ -248,20 +262,88 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     t = np.clip(-f0 / np.where(np.abs(f1 - f0) > 1e-6, f1 - f0, 1.0), 0.0, 1.0)
     rho = rad[j - 1] + t * (rad[1] - rad[0])
     out: list[tuple[np.ndarray, float, float] | None] = []
-    cosf = math.cos(math.radians(p.far_side_deg))
     for i in range(n):
-        d = centres[i] - nadir
-        dist = float(np.linalg.norm(d))
-        u = d / dist if dist > 1e-6 else np.array([1.0, 0.0])
-        far = (dirs @ u) >= cosf
-        if dist * (s_max - 1.0) < p.all_sides_band:
-            far[:] = True
-        sel = found[i] & far
+        sel = found[i] & _far_side(dirs, centres[i], nadir, s_max, p)
         if sel.sum() < 8:
             out.append(None)
             continue
         q = expect[i] + rho[i, sel, None] * dirs[sel]
         out.append(_robust_circle(q))
+    return out
+
+
+def _far_side(dirs: np.ndarray, centre: np.ndarray, nadir: np.ndarray, s_max: float,
+              p: StackHeightParams) -> np.ndarray:
+    """Which of `dirs` (D, 2) look at the top's far side and flanks, away from the nadir (all
+    of them where even the tallest stack's band is too narrow to hinder)."""
+    d = centre - nadir
+    dist = float(np.linalg.norm(d))
+    u = d / dist if dist > 1e-6 else np.array([1.0, 0.0])
+    if dist * (s_max - 1.0) < p.all_sides_band:
+        return np.ones(len(dirs), bool)
+    return (dirs @ u) >= math.cos(math.radians(p.far_side_deg))
+
+
+def _refined_rims(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np.ndarray,
+                  board_bgr: np.ndarray, centres: np.ndarray, nadir: np.ndarray, s_max: float,
+                  circles: list, p: StackHeightParams) -> list:
+    """The rims again, each in a window about its rough circle: per direction, where the profile
+    turns from the colour just inside the window to the square's own, by the area under the
+    board-likeness (a blurred step's area puts its edge where the step is, to a fraction of a
+    pixel, whatever the blur); the rough circle's radius held within the span the heights allow
+    about the tops' median, so a ring inside the rim does not pull the window."""
+    n, _, M, _ = vals.shape
+    step = float(rad[1] - rad[0])
+    ok = [c for c in circles if c is not None]
+    if not ok:
+        return circles
+    r_all = np.array([c[1] for c in ok])
+    out = list(circles)
+    w = p.rim_window
+    half = round(w / step)
+    offs = np.arange(-half, half + 1)
+    # the colour just inside the window: ~1 px of the top's edge zone
+    ref_n = max(round(0.01 / step), 1)
+    r_med = float(np.median(r_all))
+    for i in range(n):
+        c = circles[i]
+        if c is None:
+            continue
+        C, r = np.asarray(c[0], np.float64), float(c[1])
+        far = _far_side(dirs, centres[i], nadir, s_max, p)
+        for _ in range(2):  # the window about the rough rim, then about the refined one
+            # the tops' radii span at most the ratio s of the tallest stack to a single man
+            r = float(np.clip(r, r_med / s_max, r_med * s_max))
+            e = C - expect[i]
+            along = dirs @ e
+            cross = dirs[:, 0] * e[1] - dirs[:, 1] * e[0]
+            rho = along + np.sqrt(np.maximum(r * r - cross * cross, 0.0))
+            j0 = np.rint((rho - rad[0]) / step).astype(int)
+            idx = j0[:, None] + offs[None, :]
+            inner_idx = j0[:, None] - half - 1 - np.arange(ref_n)[None, :]
+            valid = far & (idx[:, 0] - ref_n - 1 >= 0) & (idx[:, -1] < M)
+            if valid.sum() < 8:
+                break
+            dsel = np.flatnonzero(valid)
+            win = vals[i, dsel[:, None], idx[dsel], :].astype(np.float64)  # (k, W, 3)
+            inside = vals[i, dsel[:, None], inner_idx[dsel], :].astype(np.float64).mean(axis=1)  # (k, 3)
+            pts = expect[i] + rad[idx[dsel]][..., None] * dirs[dsel][:, None, :]
+            parity = (np.floor(pts[..., 0]) + np.floor(pts[..., 1])).astype(np.int64) % 2
+            bcol = board_bgr[parity]  # (k, W, 3)
+            axis = bcol - inside[:, None, :]
+            den = np.maximum(np.sum(axis * axis, axis=2), 1e-6)
+            like = np.clip(np.sum((win - inside[:, None, :]) * axis, axis=2) / den, 0.0, 1.0)
+            # a direction whose window does not run from the top to the board holds no rim
+            good = (like[:, 0] < 0.5) & (like[:, -1] > 0.5)
+            if good.sum() < 8:
+                break
+            edge = rad[idx[dsel, 0]] + np.sum(1.0 - like, axis=1) * step - 0.5 * step
+            q = expect[i] + edge[good, None] * dirs[dsel][good]
+            fit = _robust_circle(q)
+            if fit is None:
+                break
+            out[i] = fit
+            C, r = np.asarray(fit[0]), float(fit[1])
     return out
 
 
@@ -302,19 +384,24 @@ def _profiles(frame: np.ndarray, board: BoardFit, cam: Intrinsics, expect: np.nd
               p: StackHeightParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Radial colour profiles about `expect` (N, 2) in the board plane: (values (N, D, M, 3)
     BGR float32, radii (M,) board units, directions (D, 2))."""
-    import cv2
-
     n = len(expect)
     dirs = _directions(p)
     lo, hi = p.profile_radii
     # about half a pixel a sample where a square is ~100 px: the rim's sub-pixel position
     rad = np.arange(lo, hi, p.profile_step)
     pts = expect[:, None, None, :] + rad[None, None, :, None] * dirs[None, :, None, :]
-    px = board_to_image(pts.reshape(-1, 2), board, cam).astype(np.float32)
+    vals = _sample(frame, board, cam, pts.reshape(-1, 2)).reshape(n, p.directions, len(rad), 3)
+    return vals, rad, dirs
+
+
+def _sample(frame: np.ndarray, board: BoardFit, cam: Intrinsics, pts_board: np.ndarray) -> np.ndarray:
+    """The frame's colours (N, 3) float32 BGR at board points (N, 2), bilinear."""
+    import cv2
+
+    px = board_to_image(pts_board, board, cam).astype(np.float32)
     m = len(px)
-    cols = 4096
+    cols = 4096  # remap's maps must stay under 32767 a side
     pad = np.zeros((-m % cols, 2), np.float32)
     grid = np.concatenate([px, pad]).reshape(-1, cols, 2)
     vals = cv2.remap(frame, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    vals = vals.reshape(-1, 3)[:m].astype(np.float32).reshape(n, p.directions, len(rad), 3)
-    return vals, rad, dirs
+    return vals.reshape(-1, 3)[:m].astype(np.float32)
