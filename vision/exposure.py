@@ -49,14 +49,15 @@ class Overexposure:
 
 
 def overexposure(frame: np.ndarray, board: BoardFit, *, intrinsics: Intrinsics | None = None,
-                 params: DiscParams = DiscParams()) -> Overexposure:
+                 params: DiscParams | None = None) -> Overexposure:
     """How much of the board in `frame` (BGR uint8) is clipped at the sensor's white: pixels
     whose darkest channel is at `params.clip_level` or above (the reader's own test of a clipped
     face), kept where they fill a disc-wide round patch (a morphological opening by a disc; a
     single clipped white face on paper that is not clipped is read by its contrast). A grey frame
-    is taken as its one channel."""
+    is taken as its one channel. `params`: the reader's (its `clip_level`, its disc's diameter)."""
     import cv2
 
+    params = params if params is not None else DiscParams()
     check_frame(frame)
     s = SCALE_PX_PER_UNIT
     rect = rectify(frame, board, s, 0.0, board_intrinsics(board, intrinsics))

@@ -102,7 +102,6 @@ class DitionGame(Game):
              colours: Mapping[str, Any] | None = None, disc_thickness: float | None = None) -> DiscsReading:
         from referee.matching import SeenDisc
         from vision.dition import detect_discs
-        from vision.exposure import overexposure
 
         params = _disc_params(disc_thickness)
         discs = detect_discs(image, board, params, intrinsics=intrinsics,
