@@ -869,7 +869,10 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
     rim (0.6-0.7 diameters) is darkest; on each ray the step down outward nearest the predicted
     rim `r_top`, counted where it stands `outline_snr` of that channel's noise sigmas out
     (`noise_bgr` (3,), the frame's; clipped pixels carry none, so the floor `min_noise`); a
-    circle of free radius through those steps. A disc: the circle within 10 % of the radius the
+    circle of free radius through those steps. A ray is on it where its crossing lies within
+    `RIM_REFIT_BOARD` of it, or where, at the circle, the face holds its level inside, falls by
+    the step within the rim's reach outside and is lighter again beyond (a ring: the side band
+    and the shadow). A disc: the circle within 10 % of the radius the
     board's scale predicts, on three quarters of the rays (closed all around, more than the
     `min_closure` a face that differs from the board needs: here the face's contrast is cut
     off by the sensor). Under glare warm paper clips in red and green but keeps 15-20 levels
