@@ -102,8 +102,7 @@ LOOKUP_MARGIN_BOARD = 1.5
 #: puts it (board units: that fit's error on a piece a little off round, ~0.01, twice)
 RIM_REFIT_BOARD = 0.02
 #: a clipped face's rim steps within this of where the board's scale predicts it (the side band,
-#: at most 0.02 at the camera's tilt, and the blur); beyond it lies the soft fall-off of its
-#: shadow, whose least level, taken for the rim's, moves the halfway crossing out on that side
+#: at most 0.02 at the camera's tilt, and the blur); beyond it lies the soft fall-off of its shadow
 RIM_REACH_BOARD = 0.08
 
 
@@ -890,7 +889,7 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
     # of a step however blurred, which a slope test would miss on a step of 15 levels)
     inner = RIM_RADII < r_top - 0.1
     face = vals[..., inner].mean(axis=2)  # (N, R)
-    reach = (RIM_RADII > r_top - 0.1) & (RIM_RADII < r_top + RIM_REACH_BOARD)
+    reach = (RIM_RADII > r_top - 0.1) & (RIM_RADII < r_top + 0.12)
     low = vals[..., reach].min(axis=2)
     half = 0.5 * (face + low)
     below = (vals < half[..., None]) & (RIM_RADII > r_top - 0.1)[None, None, :]
