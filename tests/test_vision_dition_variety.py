@@ -223,7 +223,7 @@ def test_white_discs_clipped_in_glare_show_their_outline_in_blue() -> None:
     paper clipped around it but for its shadow's ring, 11-22 levels below the face in blue on
     every ray (counted as a disc the frame does not show: its vote peak was below a free face's,
     and the halfway crossings of a shadow's soft fall-off scatter by more than a rim's width).
-    Left: (17.6, 10.0), whose ring the disc beside it breaks. No phantom."""
+    Left: (17.6, 10.0) (its ring shows on fewer than three quarters of the rays). No phantom."""
     discs, found = _bench_frame(1, 2, Variety(light="glare"))
     for x, y in ((16.22, 12.73), (18.76, 13.56), (14.64, 10.62)):
         near = [d for d in found if np.hypot(d.centre_board[0] - x, d.centre_board[1] - y) < 0.3]
