@@ -282,3 +282,31 @@ def test_a_disc_thickness_that_is_no_disc_s_is_refused(capsys: pytest.CaptureFix
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "--disc-thickness" in err and "thickness over their diameter" in err and value in err
+
+
+def test_detect_warns_where_the_board_is_over_exposed(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A lamp's hot spot that clips the paper at the sensor's white in all three channels (white
+    discs there show no face against it) gives a warning that says where, in board units; the
+    same table without the hot spot gives none."""
+    from vision.geometry import apply_homography, fit_from_corners
+
+    cam = look_at_board("dition", tilt_deg=6, rotation_deg=3)
+    paths, corners = [], None
+    for strength in (0.6, 0.0):  # the paper (~236) clipped within ~1.8 sigmas of the centre
+        opts = RenderOptions.clean(hot_spot_strength=strength, hot_spot_radius=0.1, hot_spot_xy=(0.5, 0.5))
+        r = render_dition(DISCS, cam, np.random.default_rng(1), options=opts)
+        paths.append(tmp_path / f"hot{strength}.png")
+        cv2.imwrite(str(paths[-1]), r.image)
+        corners = r.truth["corners_px"]
+    spec = ",".join(f"{v:.3f}" for xy in corners for v in xy)
+    code, (hot, plain) = _run(capsys, "--corners", spec, *map(str, paths))
+    assert code == 0
+    assert "warning" not in plain and "overexposed" not in plain
+    assert "over-exposed" in hot["warning"]
+    # where: around the board point under the hot spot's centre, not over the whole board
+    w, h = r.image.shape[1], r.image.shape[0]
+    fit = fit_from_corners(np.array(corners), "dition")
+    centre = apply_homography(np.linalg.inv(fit.H_board_to_image), np.array([[0.5 * w, 0.5 * h]]))[0]
+    x0, y0, x1, y1 = hot["overexposed"]["box_board"]
+    assert x0 < centre[0] < x1 and y0 < centre[1] < y1
+    assert 0.02 < hot["overexposed"]["share"] < 0.6

@@ -219,10 +219,13 @@ def test_white_discs_clipped_in_glare_show_their_outline_in_blue() -> None:
     """Glare (variety benchmark, seed 1, frame 2): white faces clipped at 255 in all three
     channels, their dots washed out, on warm paper clipped in red and green; the paper keeps
     15-20 levels of blue under the face, and there the outline is a circle of the disc's size all
-    around. The discs at (16.22, 12.73) and (18.76, 13.56) were missed; now only the two whose
-    paper is clipped all around (the frame does not show them) are, with no phantom."""
+    around. The discs at (16.22, 12.73) and (18.76, 13.56) were missed; so was (14.64, 10.62), on
+    paper clipped around it but for its shadow's ring, 11-22 levels below the face in blue on
+    every ray (counted as a disc the frame does not show: its vote peak was below a free face's,
+    and the halfway crossings of a shadow's soft fall-off scatter by more than a rim's width).
+    Left: (17.6, 10.0) (its ring shows on fewer than three quarters of the rays). No phantom."""
     discs, found = _bench_frame(1, 2, Variety(light="glare"))
-    for x, y in ((16.22, 12.73), (18.76, 13.56)):
+    for x, y in ((16.22, 12.73), (18.76, 13.56), (14.64, 10.62)):
         near = [d for d in found if np.hypot(d.centre_board[0] - x, d.centre_board[1] - y) < 0.3]
         assert [d.colour for d in near] == ["white"]
     _missed, phantoms, colours, median = _score(discs, found)
@@ -230,7 +233,7 @@ def test_white_discs_clipped_in_glare_show_their_outline_in_blue() -> None:
     assert median < 0.005
     f = np.array([d.centre_board for d in found])
     lost = sorted((round(d.x, 1), round(d.y, 1)) for d in discs if np.min(np.hypot(*(f - (d.x, d.y)).T)) > 0.3)
-    assert lost == [(14.6, 10.6), (17.6, 10.0)]
+    assert lost == [(17.6, 10.0)]
 
 
 def test_bare_paper_among_shadows_in_glare_is_not_a_disc() -> None:

@@ -101,6 +101,9 @@ LOOKUP_MARGIN_BOARD = 1.5
 #: the outline on the camera's side is taken within this of where the fit on the far side
 #: puts it (board units: that fit's error on a piece a little off round, ~0.01, twice)
 RIM_REFIT_BOARD = 0.02
+#: a clipped face's rim steps within this of where the board's scale predicts it (the side band,
+#: at most 0.02 at the camera's tilt, and the blur); beyond it lies the soft fall-off of its shadow
+RIM_REACH_BOARD = 0.08
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,9 @@ class DiscParams:
     dot_snap_min_board: float = 0.08
     #: a candidate needs this share of a full circle's votes (it must prove itself afterwards)
     min_vote_fraction: float = 0.20
+    #: ... or this share where the face ring is clipped at the sensor's white all around (a
+    #: start only: its side and shadow vote, a few grey levels deep; the outline proves it)
+    clipped_start_fraction: float = 0.05
     #: ... and this share for a white face on paper clipped at the sensor's white, where the
     #: outline and face tests below do not apply
     clipped_vote_fraction: float = 0.30
@@ -323,6 +329,16 @@ def detect_discs(
     rect = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2GRAY) if rect_bgr is not None else tables.rectify(frame)
     rectf = rect.astype(np.float32)
     cands, votes = _candidates(*_vote_channels(rect_bgr if rect_bgr is not None else rect, params), params)
+    # a white face on paper clipped at the sensor's white votes with its side and its shadow's
+    # ring only, a few grey levels deep: a weaker peak is a start there, where the face ring is
+    # clipped all around (clipped pixels carry no noise; `_clipped_outline` proves it or not)
+    full_votes_px = math.pi * params.disc_diameter_board * min(params.vote_scale_px_per_unit, s)
+    weak = votes < params.min_vote_fraction * full_votes_px
+    if weak.any():
+        keep_weak = _clipped_annulus(rect, cands[weak], params)
+        sel = ~weak
+        sel[np.flatnonzero(weak)[keep_weak]] = True
+        cands, votes = cands[sel], votes[sel]
     # discs hemmed in on all sides by their own colour have little outline to vote with, but
     # their grey dot is always in view: add dot-like spots that no outline candidate explains
     from scipy.spatial import cKDTree
@@ -788,7 +804,7 @@ def _candidates(
     best = cv2.max(*(cv2.GaussianBlur(a, (0, 0), sigma_acc) for a in acc))
     # a full circle's votes: ~2 px-thick edge * circumference, spread by the blur kernel
     full = 2 * math.pi * r * 2.0 / (2 * math.pi * sigma_acc**2)
-    thr = params.min_vote_fraction * full
+    thr = params.clipped_start_fraction * full
     ksz = round(params.min_separation_board * s) | 1
     dil = cv2.dilate(best, np.ones((ksz, ksz), np.uint8))  # a square max filter is separable
     above = np.flatnonzero(best > thr)
@@ -859,7 +875,10 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
     rim (0.6-0.7 diameters) is darkest; on each ray the step down outward nearest the predicted
     rim `r_top`, counted where it stands `outline_snr` of that channel's noise sigmas out
     (`noise_bgr` (3,), the frame's; clipped pixels carry none, so the floor `min_noise`); a
-    circle of free radius through those steps. A disc: the circle within 10 % of the radius the
+    circle of free radius through those steps. A ray is on it where its crossing lies within
+    `RIM_REFIT_BOARD` of it, or where, at the circle, the face holds its level inside, falls by
+    the step within the rim's reach outside and is lighter again beyond (a ring: the side band
+    and the shadow). A disc: the circle within 10 % of the radius the
     board's scale predicts, on three quarters of the rays (closed all around, more than the
     `min_closure` a face that differs from the board needs: here the face's contrast is cut
     off by the sensor). Under glare warm paper clips in red and green but keeps 15-20 levels
@@ -886,7 +905,7 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
     v1 = np.take_along_axis(vals, k[..., None], axis=2)[..., 0]
     t = np.clip((v0 - half) / np.maximum(v0 - v1, 1e-6), 0.0, 1.0)
     r_edge = RIM_RADII[k - 1] + t * (RIM_RADII[1] - RIM_RADII[0])
-    seen = ((face - low) > step[:, None]) & below.any(axis=2) & (np.abs(r_edge - r_top) < 0.08)
+    seen = ((face - low) > step[:, None]) & below.any(axis=2) & (np.abs(r_edge - r_top) < RIM_REACH_BOARD)
     c, sig, good, _cover, radius = _fit_circles(starts, u, r_edge, seen, r_top, False, radius_tolerance=0.1)
     # (the rays on that circle: within `RIM_REFIT_BOARD` of it, what a piece a little off round
     # leaves; bare paper among discs whose shadows close around it crosses halfway along a ragged
@@ -894,6 +913,24 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
     shift = c - starts
     px, py = r_edge * u[None, :, 0] - shift[:, :1], r_edge * u[None, :, 1] - shift[:, 1:]
     on = seen & (np.abs(np.hypot(px, py) - radius[:, None]) < RIM_REFIT_BOARD)
+    # (and on each ray, where that circle crosses it: a clipped face's outline is the occlusion
+    # edge of its rim over its side band and its shadow's ring, a step a few grey levels deep and
+    # as wide as the rim's reach, whose halfway crossing the shadow's depth moves by up to that
+    # reach; the face holds its level to within the reach inside the circle and falls by the
+    # step within it outside: a ray counts where it shows exactly that)
+    along = (shift[:, None, :] * u[None, :, :]).sum(axis=2)
+    across = shift[:, None, 0] * u[None, :, 1] - shift[:, None, 1] * u[None, :, 0]
+    rho = (along + np.sqrt(np.maximum(radius[:, None] ** 2 - across**2, 0.0)))[..., None]  # (N, R, 1)
+    outside = (RIM_RADII >= rho - RIM_REFIT_BOARD) & (RIM_RADII <= rho + RIM_REACH_BOARD)
+    inside = (RIM_RADII >= rho - 0.1) & (RIM_RADII <= rho - RIM_REACH_BOARD)
+    low_out = np.where(outside, vals, np.inf).min(axis=2)
+    low_in = np.where(inside, vals, np.inf).min(axis=2)
+    # (a ring, lighter again beyond it: a gap among touching discs has their rims at a disc's
+    # radius too, but a black neighbour's face runs on beyond; the rays the halfway crossing puts
+    # on the circle count as before)
+    high_beyond = np.where(RIM_RADII > rho + RIM_REACH_BOARD, vals, -np.inf).max(axis=2)
+    on |= (np.isfinite(low_out) & (face - low_out > step[:, None]) & (face - low_in <= step[:, None])
+           & (high_beyond - low_out > step[:, None]))
     cover = on.mean(axis=1)
     return good & (cover >= 0.75), c, sig, cover
 

@@ -124,7 +124,11 @@ def process_frame(
     try:
         pieces, picture = spec.detect_json(image, board, intrinsics=intrinsics, debug=bool(debug_dir),
                                            disc_thickness=disc_thickness, cache=cache)
+        # (the board's warning and the pieces' (an over-exposed board) are both kept)
+        warnings = [w for w in (out.get("warning"), pieces.get("warning")) if w]
         out.update(pieces)
+        if warnings:
+            out["warning"] = "; ".join(warnings)
         if debug_dir and picture is not None:
             _write_debug(picture, debug_dir, name)
     except VisionError as exc:

@@ -121,15 +121,21 @@ class DitionGame(Game):
                     cache: dict[str, Any] | None = None) -> tuple[dict[str, Any], np.ndarray | None]:
         from vision.debug import draw_detections
         from vision.dition import detect_discs
+        from vision.exposure import overexposure
 
         params = _disc_params(disc_thickness)
         discs = detect_discs(image, board, params, intrinsics=intrinsics,
                              tables=_disc_tables(cache, image, board, params, intrinsics))
-        out = {"discs": [
+        out: dict[str, Any] = {"discs": [
             {"x": round(d.centre_board[0], 4), "y": round(d.centre_board[1], 4), "colour": d.colour,
              "confidence": round(d.confidence, 3), "sigma": round(d.sigma_board, 4)}
             for d in discs
         ]}
+        # (a board clipped at the sensor's white hides white discs on it: say where)
+        exposure = overexposure(image, board, intrinsics=intrinsics, params=params)
+        if exposure.warning is not None:
+            out["overexposed"] = exposure.to_dict()
+            out["warning"] = exposure.warning
         picture = draw_detections(image, board, discs, intrinsics=intrinsics) if debug else None
         return out, picture
 
