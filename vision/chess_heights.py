@@ -53,7 +53,13 @@ import numpy as np
 
 from vision.camera import Intrinsics
 from vision.domination import cell_centre_board
-from vision.geometry import BoardFit, board_intrinsics, board_to_image, camera_geometry
+from vision.geometry import (
+    BoardFit,
+    board_intrinsics,
+    board_to_image,
+    camera_geometry,
+    sample_points,
+)
 
 
 @dataclass(frozen=True)
@@ -204,16 +210,14 @@ def _board_colours(frame: np.ndarray, board: BoardFit, cam: Intrinsics) -> np.nd
     samples next to every lattice point inside its four squares (0.1 from the corner, where a
     centred man does not reach: the corners blocked off and the few displaced tops are a
     minority)."""
-    import cv2
 
     ij = np.array([(i, j) for i in range(9) for j in range(9)], np.float64)
     offs = np.array([(0.1, 0.1), (-0.1, 0.1), (0.1, -0.1), (-0.1, -0.1)])
     pts = (ij[:, None, :] + offs[None]).reshape(-1, 2)
     pts = pts[(pts > 0).all(axis=1) & (pts < 8).all(axis=1)]
-    px = board_to_image(pts, board, cam).astype(np.float32).reshape(1, -1, 2)
-    vals = cv2.remap(frame, px[..., 0], px[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)[0]
+    vals = sample_points(frame, board_to_image(pts, board, cam), np.float64)
     parity = (np.floor(pts[:, 0]) + np.floor(pts[:, 1])).astype(int) % 2
-    return np.stack([np.median(vals[parity == k].astype(np.float64), axis=0) for k in (0, 1)])
+    return np.stack([np.median(vals[parity == k], axis=0) for k in (0, 1)])
 
 
 def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np.ndarray,
@@ -302,7 +306,6 @@ def _profiles(frame: np.ndarray, board: BoardFit, cam: Intrinsics, expect: np.nd
               p: StackHeightParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Radial colour profiles about `expect` (N, 2) in the board plane: (values (N, D, M, 3)
     BGR float32, radii (M,) board units, directions (D, 2))."""
-    import cv2
 
     n = len(expect)
     dirs = _directions(p)
@@ -310,11 +313,6 @@ def _profiles(frame: np.ndarray, board: BoardFit, cam: Intrinsics, expect: np.nd
     # about half a pixel a sample where a square is ~100 px: the rim's sub-pixel position
     rad = np.arange(lo, hi, p.profile_step)
     pts = expect[:, None, None, :] + rad[None, None, :, None] * dirs[None, :, None, :]
-    px = board_to_image(pts.reshape(-1, 2), board, cam).astype(np.float32)
-    m = len(px)
-    cols = 4096
-    pad = np.zeros((-m % cols, 2), np.float32)
-    grid = np.concatenate([px, pad]).reshape(-1, cols, 2)
-    vals = cv2.remap(frame, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    vals = vals.reshape(-1, 3)[:m].astype(np.float32).reshape(n, p.directions, len(rad), 3)
+    px = board_to_image(pts.reshape(-1, 2), board, cam)
+    vals = sample_points(frame, px).reshape(n, p.directions, len(rad), 3)
     return vals, rad, dirs

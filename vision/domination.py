@@ -60,7 +60,7 @@ from vision.errors import (
     InvalidImageError,
     InvalidIntrinsicsError,
 )
-from vision.geometry import PI_V2_HFOV_DEG, focal_from_hfov, row_median
+from vision.geometry import PI_V2_HFOV_DEG, focal_from_hfov, row_median, sample_points
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from vision.camera import Intrinsics
@@ -522,19 +522,6 @@ def _hue_distances(top_chroma: np.ndarray, ref_chroma: np.ndarray) -> np.ndarray
 
 # --- sampling ---------------------------------------------------------------------------------
 _MAP_COLS = 512
-
-
-def _sample(frame: np.ndarray, points_px: np.ndarray) -> np.ndarray:
-    """Bilinear samples (N, 3) float32 of `frame` at (N, 2) px; outside -> border replicate."""
-    n = points_px.shape[0]
-    rows = max(1, -(-n // _MAP_COLS))
-    pad = rows * _MAP_COLS - n
-    pts = np.asarray(points_px, dtype=np.float32)
-    if pad:
-        pts = np.vstack([pts, np.zeros((pad, 2), np.float32)])
-    map_x = np.ascontiguousarray(pts[:, 0].reshape(rows, _MAP_COLS))
-    map_y = np.ascontiguousarray(pts[:, 1].reshape(rows, _MAP_COLS))
-    return _sample_maps(frame, map_x, map_y, n)
 
 
 def _sample_maps(frame: np.ndarray, map_x: np.ndarray, map_y: np.ndarray, n: int) -> np.ndarray:
@@ -1593,7 +1580,7 @@ def _top_colours(
     m = geo.top_px.shape[2]
     top_px = geo.top_px[np.arange(n_cells), k_final - 1]  # (C, M, 2)
     top_px = (top_px + shift0[:, None, :].astype(np.float32)).reshape(-1, 2)
-    top_s = _sample(frame, top_px).reshape(n_cells, m, 3)
+    top_s = sample_points(frame, top_px).reshape(n_cells, m, 3)
     top_chroma = _chroma(row_median(top_s) * wb) - board_chroma  # (C, 2)
     d = _hue_distances(top_chroma, ref_rel)  # (C, nL) radians
     order = np.argsort(d, axis=1)
