@@ -45,6 +45,7 @@ Run as `python -m vision.domination IMAGE --corners x0,y0,...` to print the read
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Mapping
@@ -487,8 +488,22 @@ def _chroma(bgr: np.ndarray) -> np.ndarray:
 def _colour_model(
     colours: Mapping[str, Any] | None,
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Letters, their chromaticities (n, 2) and BGR colours (n, 3) of a colour model."""
-    model = DEFAULT_COLOURS if colours is None else colours
+    """Letters, their chromaticities (n, 2) and BGR colours (n, 3) of a colour model (the
+    default model's made once: every frame without a calibration asks for it; read-only)."""
+    if colours is None:
+        letters, chroma, ref = _default_colour_model()
+        return list(letters), chroma, ref
+    return _checked_colour_model(colours)
+
+
+@functools.lru_cache(maxsize=1)
+def _default_colour_model() -> tuple[list[str], np.ndarray, np.ndarray]:
+    letters, chroma, ref = _checked_colour_model(DEFAULT_COLOURS)
+    chroma.flags.writeable = ref.flags.writeable = False
+    return letters, chroma, ref
+
+
+def _checked_colour_model(model: Mapping[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray]:
     if not model:
         raise ColourModelError("colour model is empty: give at least 2 colours {letter: BGR}")
     letters: list[str] = []
