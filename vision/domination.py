@@ -853,8 +853,11 @@ def _line_crossings(
     """
     # x and y as separate (C, L, J) arrays: sums over a last axis of length 2 are slow in numpy
     bx, by = rim_px[..., 0], rim_px[..., 1]
-    ax, ay = np.roll(bx, 1, axis=2) - bx, np.roll(by, 1, axis=2) - by  # neighbours, relative
-    cx, cy = np.roll(bx, -1, axis=2) - bx, np.roll(by, -1, axis=2) - by
+    # the neighbours j - 1 and j + 1 round the circle, relative (np.roll's copies, by slices)
+    ax = np.concatenate([bx[..., -1:], bx[..., :-1]], axis=2) - bx
+    ay = np.concatenate([by[..., -1:], by[..., :-1]], axis=2) - by
+    cx = np.concatenate([bx[..., 1:], bx[..., :1]], axis=2) - bx
+    cy = np.concatenate([by[..., 1:], by[..., :1]], axis=2) - by
     det = 2.0 * (ax * cy - ay * cx)
     det = np.where(np.abs(det) > 1e-9, det, 1e-9)
     a2 = ax * ax + ay * ay
@@ -1192,15 +1195,24 @@ def _build_geometry(cam: _Camera, params: TopsParams) -> _Geometry:
     per[:, :, n_dir, :2] = centres[:, None, :]
     per[:, :, :, 2] = (levels * t)[None, :, None]
 
-    all_board = np.vstack(
-        [
-            np.hstack([ref_pts, np.zeros((ref_pts.shape[0], 1))]),
-            np.hstack([floor_pts, np.zeros((floor_pts.shape[0], 1))]),
-            per.reshape(-1, 3),
-        ]
-    )
-    all_px = cam.project(all_board).astype(np.float64)
+    # colour samples inside the top face of each height 1..kmax (projected with the rest: one
+    # call of the camera model)
+    col_off = _disc_points(radius * params.colour_radius_frac, 2, 6)
+    m = col_off.shape[0]
+    top_board = np.empty((n_cells, kmax, m, 3))
+    top_board[..., :2] = centres[:, None, None, :] + col_off[None, None]
+    top_board[..., 2] = (np.arange(1, kmax + 1) * t)[None, :, None]
+
     n_ref, n_floor = ref_pts.shape[0], floor_pts.shape[0]
+    n_all = n_ref + n_floor + per[..., 0].size
+    all_board = np.empty((n_all + top_board[..., 0].size, 3))
+    all_board[:n_ref, :2], all_board[n_ref : n_ref + n_floor, :2] = ref_pts, floor_pts
+    all_board[: n_ref + n_floor, 2] = 0.0
+    all_board[n_ref + n_floor : n_all] = per.reshape(-1, 3)
+    all_board[n_all:] = top_board.reshape(-1, 3)
+    projected = cam.project(all_board)
+    all_px = projected[:n_all].astype(np.float64)
+    top_px = projected[n_all:].reshape(n_cells, kmax, m, 2)
     per_px = all_px[n_ref + n_floor :].reshape(n_cells, n_lv, n_dir + 1, 2)
     rim_px = per_px[:, :, :n_dir]  # (C, L, J, 2)
     ctr_px = per_px[:, :, n_dir]  # (C, L, 2)
@@ -1237,14 +1249,6 @@ def _build_geometry(cam: _Camera, params: TopsParams) -> _Geometry:
         prof_maps[axis] = (a_f + s_grid * n_f).reshape(n_cells, -1)
     map_xy, map_frac = _fixed_maps(maps[0].reshape(rows, _MAP_COLS), maps[1].reshape(rows, _MAP_COLS))
     prof_xy, prof_frac = _fixed_maps(prof_maps[0], prof_maps[1])
-
-    # colour samples inside the top face of each height 1..kmax
-    col_off = _disc_points(radius * params.colour_radius_frac, 2, 6)
-    m = col_off.shape[0]
-    top_board = np.empty((n_cells, kmax, m, 3))
-    top_board[..., :2] = centres[:, None, None, :] + col_off[None, None]
-    top_board[..., 2] = (np.arange(1, kmax + 1) * t)[None, :, None]
-    top_px = cam.project(top_board.reshape(-1, 3)).reshape(n_cells, kmax, m, 2)
 
     geo = _Geometry(
         n_ref, n_floor, n_points, n_s, map_xy, map_frac, prof_xy, prof_frac, s_lo, hyp, s_pred,
