@@ -177,7 +177,7 @@ def test_sample_points_is_bilinear_at_any_number_of_points(n: int, rng: np.rando
 def test_sample_points_past_one_call_of_remap(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator) -> None:
     """More points than one remap map holds (32767 rows): the rest are sampled in further turns,
     in order (rows of 2 points here, so 70 000 points take two)."""
-    import vision.geometry as geometry
+    from vision import geometry
 
     monkeypatch.setattr(geometry, "_SAMPLE_COLS", 2)
     ramp = np.tile(np.arange(500, dtype=np.float32), (20, 1))  # value = x
@@ -208,6 +208,43 @@ def test_kit_markers_found_on_the_halved_frame_to_a_fifth_of_a_pixel(seed: int) 
     r = render_domination({"d4": "GR", "c3": "Y"}, cam, rng, options=RenderOptions.random(rng))
     fit = find_board(r.image, game="domination", intrinsics=_intrinsics(cam))
     assert fit.method == "aruco"
+    assert _corner_error(fit.corners_px, r.truth["corners_px"]) < 0.2
+
+
+def _searched_widths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The widths of the frames vision.aruco searches (one entry a search), recorded."""
+    from vision import aruco
+
+    widths: list[int] = []
+    real = aruco._detect
+
+    def spy(detector, gray, wanted):  # type: ignore[no-untyped-def]
+        widths.append(gray.shape[1])
+        return real(detector, gray, wanted)
+
+    monkeypatch.setattr(aruco, "_detect", spy)
+    return widths
+
+
+@pytest.mark.parametrize(("seed", "searched"), [(12, [410]), (14, [410]), (15, [410]),
+                                                (11, [410, 820]), (13, [410, 820])])
+def test_kit_markers_found_on_the_frame_halved_twice_to_a_fifth_of_a_pixel(
+    seed: int, searched: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 1640 px frame's markers are searched on it halved twice first (410 px), their corners
+    refined on the full frame: where all four are found there (seeds 12, 14, 15) the halved
+    frame is not searched, and the board's corners are as close as from the halved frame's;
+    where one is missed there (seeds 11 and 13: one and two of the four) the halved frame is
+    searched as before."""
+    from hardware.sim import render_domination
+
+    rng = np.random.default_rng(seed)
+    cam = random_camera(rng, "domination")
+    r = render_domination({"d4": "GR", "c3": "Y"}, cam, rng, options=RenderOptions.random(rng))
+    widths = _searched_widths(monkeypatch)
+    fit = find_board(r.image, game="domination", intrinsics=_intrinsics(cam))
+    assert widths == searched
+    assert fit.method == "aruco" and fit.extra["marker_ids"] == [4, 5, 6, 7]
     assert _corner_error(fit.corners_px, r.truth["corners_px"]) < 0.2
 
 
