@@ -25,6 +25,7 @@ from vision.geometry import (
     homography_from_corners,
     image_to_board,
     rectify,
+    sample_points,
 )
 from vision.markers import DITION_MARKERS, DOMINATION_MARKERS, QUIET_ZONE_FRACTION, layout_for
 
@@ -152,6 +153,39 @@ def test_rectify_puts_board_points_where_it_says(rng: np.random.Generator) -> No
 # -- finding the board ---------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("n", [1, 300, 40_000])
+def test_sample_points_is_bilinear_at_any_number_of_points(n: int, rng: np.random.Generator) -> None:
+    """On a plane (grey and colour ramps, exact under bilinear interpolation) the samples are the
+    plane's value within remap's 1/32 px step, outside the frame the edge's; 40 000 points: past
+    the 32767 one row of a remap map can hold."""
+    h, w = 300, 400
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    grey = 0.5 * xx + 0.25 * yy  # levels 0..224
+    colour = np.clip(np.stack([grey, 200 - 0.5 * grey, 0.4 * xx], axis=2), 0, 255).round().astype(np.uint8)
+    pts = np.column_stack([rng.uniform(-20, w + 20, n), rng.uniform(-20, h + 20, n)])
+    inner = np.column_stack([np.clip(pts[:, 0], 0, w - 1), np.clip(pts[:, 1], 0, h - 1)])
+    want = 0.5 * inner[:, 0] + 0.25 * inner[:, 1]
+    got = sample_points(grey, pts)
+    assert got.shape == (n,) and got.dtype == np.float32
+    assert np.abs(got - want).max() <= (0.5 + 0.25) / 32 + 1e-3
+    got_bgr = sample_points(colour, pts, np.float64)
+    assert got_bgr.shape == (n, 3) and got_bgr.dtype == np.float64
+    # a uint8 frame: the ramp's own rounding, remap's 1/32 px step, and its rounding to levels
+    assert np.abs(got_bgr[:, 2] - 0.4 * inner[:, 0]).max() <= 0.5 + 0.4 / 32 + 0.5 + 1e-3
+
+
+def test_sample_points_past_one_call_of_remap(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator) -> None:
+    """More points than one remap map holds (32767 rows): the rest are sampled in further turns,
+    in order (rows of 2 points here, so 70 000 points take two)."""
+    from vision import geometry
+
+    monkeypatch.setattr(geometry, "_SAMPLE_COLS", 2)
+    ramp = np.tile(np.arange(500, dtype=np.float32), (20, 1))  # value = x
+    x = rng.uniform(0, 499, 70_001)
+    got = sample_points(ramp, np.column_stack([x, rng.uniform(0, 19, x.size)]))
+    assert np.abs(got - x).max() <= 1 / 32 + 1e-3
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_aruco_board_corners_within_half_a_pixel(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -174,6 +208,43 @@ def test_kit_markers_found_on_the_halved_frame_to_a_fifth_of_a_pixel(seed: int) 
     r = render_domination({"d4": "GR", "c3": "Y"}, cam, rng, options=RenderOptions.random(rng))
     fit = find_board(r.image, game="domination", intrinsics=_intrinsics(cam))
     assert fit.method == "aruco"
+    assert _corner_error(fit.corners_px, r.truth["corners_px"]) < 0.2
+
+
+def _searched_widths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The widths of the frames vision.aruco searches (one entry a search), recorded."""
+    from vision import aruco
+
+    widths: list[int] = []
+    real = aruco._detect
+
+    def spy(detector, gray, wanted):  # type: ignore[no-untyped-def]
+        widths.append(gray.shape[1])
+        return real(detector, gray, wanted)
+
+    monkeypatch.setattr(aruco, "_detect", spy)
+    return widths
+
+
+@pytest.mark.parametrize(("seed", "searched"), [(12, [410]), (14, [410]), (15, [410]),
+                                                (11, [410, 820]), (13, [410, 820])])
+def test_kit_markers_found_on_the_frame_halved_twice_to_a_fifth_of_a_pixel(
+    seed: int, searched: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 1640 px frame's markers are searched on it halved twice first (410 px), their corners
+    refined on the full frame: where all four are found there (seeds 12, 14, 15) the halved
+    frame is not searched, and the board's corners are as close as from the halved frame's;
+    where one is missed there (seeds 11 and 13: one and two of the four) the halved frame is
+    searched as before."""
+    from hardware.sim import render_domination
+
+    rng = np.random.default_rng(seed)
+    cam = random_camera(rng, "domination")
+    r = render_domination({"d4": "GR", "c3": "Y"}, cam, rng, options=RenderOptions.random(rng))
+    widths = _searched_widths(monkeypatch)
+    fit = find_board(r.image, game="domination", intrinsics=_intrinsics(cam))
+    assert widths == searched
+    assert fit.method == "aruco" and fit.extra["marker_ids"] == [4, 5, 6, 7]
     assert _corner_error(fit.corners_px, r.truth["corners_px"]) < 0.2
 
 

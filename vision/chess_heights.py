@@ -62,7 +62,13 @@ import numpy as np
 
 from vision.camera import Intrinsics
 from vision.domination import cell_centre_board
-from vision.geometry import BoardFit, board_intrinsics, board_to_image, camera_geometry
+from vision.geometry import (
+    BoardFit,
+    board_intrinsics,
+    board_to_image,
+    camera_geometry,
+    sample_points,
+)
 
 
 @dataclass(frozen=True)
@@ -218,16 +224,14 @@ def _board_colours(frame: np.ndarray, board: BoardFit, cam: Intrinsics) -> np.nd
     samples next to every lattice point inside its four squares (0.1 from the corner, where a
     centred man does not reach: the corners blocked off and the few displaced tops are a
     minority)."""
-    import cv2
 
     ij = np.array([(i, j) for i in range(9) for j in range(9)], np.float64)
     offs = np.array([(0.1, 0.1), (-0.1, 0.1), (0.1, -0.1), (-0.1, -0.1)])
     pts = (ij[:, None, :] + offs[None]).reshape(-1, 2)
     pts = pts[(pts > 0).all(axis=1) & (pts < 8).all(axis=1)]
-    px = board_to_image(pts, board, cam).astype(np.float32).reshape(1, -1, 2)
-    vals = cv2.remap(frame, px[..., 0], px[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)[0]
+    vals = sample_points(frame, board_to_image(pts, board, cam), np.float64)
     parity = (np.floor(pts[:, 0]) + np.floor(pts[:, 1])).astype(int) % 2
-    return np.stack([np.median(vals[parity == k].astype(np.float64), axis=0) for k in (0, 1)])
+    return np.stack([np.median(vals[parity == k], axis=0) for k in (0, 1)])
 
 
 def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np.ndarray,
@@ -396,12 +400,4 @@ def _profiles(frame: np.ndarray, board: BoardFit, cam: Intrinsics, expect: np.nd
 
 def _sample(frame: np.ndarray, board: BoardFit, cam: Intrinsics, pts_board: np.ndarray) -> np.ndarray:
     """The frame's colours (N, 3) float32 BGR at board points (N, 2), bilinear."""
-    import cv2
-
-    px = board_to_image(pts_board, board, cam).astype(np.float32)
-    m = len(px)
-    cols = 4096  # remap's maps must stay under 32767 a side
-    pad = np.zeros((-m % cols, 2), np.float32)
-    grid = np.concatenate([px, pad]).reshape(-1, cols, 2)
-    vals = cv2.remap(frame, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return vals.reshape(-1, 3)[:m].astype(np.float32)
+    return sample_points(frame, board_to_image(pts_board, board, cam))

@@ -45,7 +45,13 @@ import numpy as np
 from vision.camera import Intrinsics
 from vision.domination import CELLS, TopsReading, cell_centre_board
 from vision.errors import ColourModelError, InvalidImageError
-from vision.geometry import BoardFit, board_intrinsics, board_to_image_lookup, camera_geometry
+from vision.geometry import (
+    BoardFit,
+    board_intrinsics,
+    board_to_image_lookup,
+    camera_geometry,
+    sample_points,
+)
 
 _CENTRES = np.array([cell_centre_board(c) for c in CELLS])
 _DARK = np.array([(int(x) + int(y)) % 2 == 1 for x, y in _CENTRES])  # col + row odd
@@ -102,17 +108,6 @@ def _log(bgr: np.ndarray) -> np.ndarray:
     return np.log(np.maximum(np.asarray(bgr, np.float64), 1.0))
 
 
-def _sample(frame: np.ndarray, px: np.ndarray) -> np.ndarray:
-    """Bilinear BGR at (N, 2) px (clamped to the frame)."""
-    import cv2
-
-    n = len(px)
-    x = px[:, 0].astype(np.float32).reshape(1, n)
-    y = px[:, 1].astype(np.float32).reshape(1, n)
-    out = cv2.remap(frame, x, y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return out.reshape(n, 3).astype(np.float64)
-
-
 def _disc(radius: float, n: int = 37) -> np.ndarray:
     """`n` points spread evenly over the area of a disc (a sunflower pattern): their median is
     the colour covering most of it."""
@@ -120,19 +115,6 @@ def _disc(radius: float, n: int = 37) -> np.ndarray:
     r = radius * np.sqrt(k / n)
     a = k * (np.pi * (3.0 - np.sqrt(5.0)))
     return np.stack([r * np.cos(a), r * np.sin(a)], 1)
-
-
-def _remap_points(image: np.ndarray, px: np.ndarray) -> np.ndarray:
-    """Bilinear samples of a one-channel float image at (N, 2) px, clamped to the frame (the map
-    is folded into rows: `cv2.remap` takes maps under 32767 wide)."""
-    import cv2
-
-    n = len(px)
-    width = 4096
-    pad = np.zeros((-n % width, 2), np.float32)
-    flat = np.concatenate([px.astype(np.float32), pad]).reshape(-1, width, 2)
-    out = cv2.remap(image, flat[..., 0], flat[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return out.reshape(-1)[:n]
 
 
 def _edge_blur(grey: np.ndarray, board: BoardFit, cam: Intrinsics | None, origin: np.ndarray) -> float:
@@ -149,7 +131,7 @@ def _edge_blur(grey: np.ndarray, board: BoardFit, cam: Intrinsics | None, origin
         if (x, y + 1.0) in index:
             lines += [np.stack([np.full_like(t, x + v), y + 0.5 + t], 1) for v in (-0.42, 0.42)]
     pts = np.concatenate(lines)
-    prof = _remap_points(grey, board_to_image_lookup(pts, board, cam) - origin).reshape(len(lines), len(t))
+    prof = sample_points(grey, board_to_image_lookup(pts, board, cam) - origin).reshape(len(lines), len(t))
     prof *= np.sign(prof[:, -1] - prof[:, 0])[:, None]  # each edge rising
     step = np.median(np.diff(prof, axis=1), axis=0)  # the typical edge (a man's side: a minority)
     step = np.maximum(step - np.median(np.r_[step[:5], step[-5:]]), 0.0)
@@ -244,7 +226,7 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     ij = np.array([(i, j) for i in range(-1, 9) for j in range(-1, 9)], np.float64)
     diag = np.array([[-0.42, -0.42], [0.42, -0.42], [0.42, 0.42], [-0.42, 0.42]])
     sq_px = board_to_image_lookup((ij[:, None, :] + 0.5 + diag[None]).reshape(-1, 2), board, cam) - origin
-    grid = np.median(_remap_points(grey, sq_px).reshape(len(ij), 4), axis=1).reshape(10, 10)
+    grid = np.median(sample_points(grey, sq_px).reshape(len(ij), 4), axis=1).reshape(10, 10)
     for (x, y), g in zip(_CENTRES, square_grey):
         grid[int(x) + 1, int(y) + 1] = g
     # where the fit may have put the squares' edges (`fit_slack`)
@@ -258,14 +240,14 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     mid_px = px[len(heights) * n * m :].reshape(len(heights), n, 1, 2)
     radial = ring_px - mid_px
     radial /= np.maximum(np.linalg.norm(radial, axis=3, keepdims=True), 1e-6)
-    vx = _remap_points(gx, ring_px.reshape(-1, 2) - origin).reshape(radial.shape[:3])
-    vy = _remap_points(gy, ring_px.reshape(-1, 2) - origin).reshape(radial.shape[:3])
+    vx = sample_points(gx, ring_px.reshape(-1, 2) - origin).reshape(radial.shape[:3])
+    vy = sample_points(gy, ring_px.reshape(-1, 2) - origin).reshape(radial.shape[:3])
     # noise and grain of each square colour in this frame: the grey-level gradient where only
     # the square shows (beside a piece, 0.38-0.46 squares off the centre along the diagonals)
     d = np.array([-0.46, -0.42, -0.38, 0.38, 0.42, 0.46])
     offs = np.array([[a, b] for a in d for b in d if abs(abs(a) - abs(b)) < 1e-9])
     quiet_px = board_to_image_lookup((_CENTRES[:, None, :] + offs[None]).reshape(-1, 2), board, cam) - origin
-    mag = np.hypot(_remap_points(gx, quiet_px), _remap_points(gy, quiet_px)).reshape(n, -1) / 8.0
+    mag = np.hypot(sample_points(gx, quiet_px), sample_points(gy, quiet_px)).reshape(n, -1) / 8.0
     noise = np.empty(n)
     for dark in (False, True):
         noise[_DARK == dark] = max(float(np.median(mag[_DARK == dark])), 0.05)
@@ -348,7 +330,7 @@ def _measure(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None, 
         centres.append(_CENTRES + geo.thickness_shift(_CENTRES, k * thickness))
     disc_pts = np.concatenate([(c[:, None, :] + disc[None]).reshape(-1, 2) for c in centres])
     px = board_to_image_lookup(np.concatenate([corner_pts, disc_pts]), board, cam)
-    vals = _sample(frame, px)
+    vals = sample_points(frame, px, np.float64)
     n = len(CELLS)
     corners = vals[: 4 * n].reshape(n, 4, 3)
     discs = vals[4 * n :].reshape(len(centres), n, len(disc), 3)

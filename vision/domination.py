@@ -45,6 +45,7 @@ Run as `python -m vision.domination IMAGE --corners x0,y0,...` to print the read
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Mapping
@@ -60,7 +61,7 @@ from vision.errors import (
     InvalidImageError,
     InvalidIntrinsicsError,
 )
-from vision.geometry import PI_V2_HFOV_DEG, focal_from_hfov, row_median
+from vision.geometry import PI_V2_HFOV_DEG, focal_from_hfov, row_median, sample_points
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from vision.camera import Intrinsics
@@ -487,8 +488,22 @@ def _chroma(bgr: np.ndarray) -> np.ndarray:
 def _colour_model(
     colours: Mapping[str, Any] | None,
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Letters, their chromaticities (n, 2) and BGR colours (n, 3) of a colour model."""
-    model = DEFAULT_COLOURS if colours is None else colours
+    """Letters, their chromaticities (n, 2) and BGR colours (n, 3) of a colour model (the
+    default model's made once: every frame without a calibration asks for it; read-only)."""
+    if colours is None:
+        letters, chroma, ref = _default_colour_model()
+        return list(letters), chroma, ref
+    return _checked_colour_model(colours)
+
+
+@functools.lru_cache(maxsize=1)
+def _default_colour_model() -> tuple[list[str], np.ndarray, np.ndarray]:
+    letters, chroma, ref = _checked_colour_model(DEFAULT_COLOURS)
+    chroma.flags.writeable = ref.flags.writeable = False
+    return letters, chroma, ref
+
+
+def _checked_colour_model(model: Mapping[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray]:
     if not model:
         raise ColourModelError("colour model is empty: give at least 2 colours {letter: BGR}")
     letters: list[str] = []
@@ -522,19 +537,6 @@ def _hue_distances(top_chroma: np.ndarray, ref_chroma: np.ndarray) -> np.ndarray
 
 # --- sampling ---------------------------------------------------------------------------------
 _MAP_COLS = 512
-
-
-def _sample(frame: np.ndarray, points_px: np.ndarray) -> np.ndarray:
-    """Bilinear samples (N, 3) float32 of `frame` at (N, 2) px; outside -> border replicate."""
-    n = points_px.shape[0]
-    rows = max(1, -(-n // _MAP_COLS))
-    pad = rows * _MAP_COLS - n
-    pts = np.asarray(points_px, dtype=np.float32)
-    if pad:
-        pts = np.vstack([pts, np.zeros((pad, 2), np.float32)])
-    map_x = np.ascontiguousarray(pts[:, 0].reshape(rows, _MAP_COLS))
-    map_y = np.ascontiguousarray(pts[:, 1].reshape(rows, _MAP_COLS))
-    return _sample_maps(frame, map_x, map_y, n)
 
 
 def _sample_maps(frame: np.ndarray, map_x: np.ndarray, map_y: np.ndarray, n: int) -> np.ndarray:
@@ -851,8 +853,11 @@ def _line_crossings(
     """
     # x and y as separate (C, L, J) arrays: sums over a last axis of length 2 are slow in numpy
     bx, by = rim_px[..., 0], rim_px[..., 1]
-    ax, ay = np.roll(bx, 1, axis=2) - bx, np.roll(by, 1, axis=2) - by  # neighbours, relative
-    cx, cy = np.roll(bx, -1, axis=2) - bx, np.roll(by, -1, axis=2) - by
+    # the neighbours j - 1 and j + 1 round the circle, relative (np.roll's copies, by slices)
+    ax = np.concatenate([bx[..., -1:], bx[..., :-1]], axis=2) - bx
+    ay = np.concatenate([by[..., -1:], by[..., :-1]], axis=2) - by
+    cx = np.concatenate([bx[..., 1:], bx[..., :1]], axis=2) - bx
+    cy = np.concatenate([by[..., 1:], by[..., :1]], axis=2) - by
     det = 2.0 * (ax * cy - ay * cx)
     det = np.where(np.abs(det) > 1e-9, det, 1e-9)
     a2 = ax * ax + ay * ay
@@ -1190,15 +1195,24 @@ def _build_geometry(cam: _Camera, params: TopsParams) -> _Geometry:
     per[:, :, n_dir, :2] = centres[:, None, :]
     per[:, :, :, 2] = (levels * t)[None, :, None]
 
-    all_board = np.vstack(
-        [
-            np.hstack([ref_pts, np.zeros((ref_pts.shape[0], 1))]),
-            np.hstack([floor_pts, np.zeros((floor_pts.shape[0], 1))]),
-            per.reshape(-1, 3),
-        ]
-    )
-    all_px = cam.project(all_board).astype(np.float64)
+    # colour samples inside the top face of each height 1..kmax (projected with the rest: one
+    # call of the camera model)
+    col_off = _disc_points(radius * params.colour_radius_frac, 2, 6)
+    m = col_off.shape[0]
+    top_board = np.empty((n_cells, kmax, m, 3))
+    top_board[..., :2] = centres[:, None, None, :] + col_off[None, None]
+    top_board[..., 2] = (np.arange(1, kmax + 1) * t)[None, :, None]
+
     n_ref, n_floor = ref_pts.shape[0], floor_pts.shape[0]
+    n_all = n_ref + n_floor + per[..., 0].size
+    all_board = np.empty((n_all + top_board[..., 0].size, 3))
+    all_board[:n_ref, :2], all_board[n_ref : n_ref + n_floor, :2] = ref_pts, floor_pts
+    all_board[: n_ref + n_floor, 2] = 0.0
+    all_board[n_ref + n_floor : n_all] = per.reshape(-1, 3)
+    all_board[n_all:] = top_board.reshape(-1, 3)
+    projected = cam.project(all_board)
+    all_px = projected[:n_all].astype(np.float64)
+    top_px = projected[n_all:].reshape(n_cells, kmax, m, 2)
     per_px = all_px[n_ref + n_floor :].reshape(n_cells, n_lv, n_dir + 1, 2)
     rim_px = per_px[:, :, :n_dir]  # (C, L, J, 2)
     ctr_px = per_px[:, :, n_dir]  # (C, L, 2)
@@ -1235,14 +1249,6 @@ def _build_geometry(cam: _Camera, params: TopsParams) -> _Geometry:
         prof_maps[axis] = (a_f + s_grid * n_f).reshape(n_cells, -1)
     map_xy, map_frac = _fixed_maps(maps[0].reshape(rows, _MAP_COLS), maps[1].reshape(rows, _MAP_COLS))
     prof_xy, prof_frac = _fixed_maps(prof_maps[0], prof_maps[1])
-
-    # colour samples inside the top face of each height 1..kmax
-    col_off = _disc_points(radius * params.colour_radius_frac, 2, 6)
-    m = col_off.shape[0]
-    top_board = np.empty((n_cells, kmax, m, 3))
-    top_board[..., :2] = centres[:, None, None, :] + col_off[None, None]
-    top_board[..., 2] = (np.arange(1, kmax + 1) * t)[None, :, None]
-    top_px = cam.project(top_board.reshape(-1, 3)).reshape(n_cells, kmax, m, 2)
 
     geo = _Geometry(
         n_ref, n_floor, n_points, n_s, map_xy, map_frac, prof_xy, prof_frac, s_lo, hyp, s_pred,
@@ -1593,7 +1599,7 @@ def _top_colours(
     m = geo.top_px.shape[2]
     top_px = geo.top_px[np.arange(n_cells), k_final - 1]  # (C, M, 2)
     top_px = (top_px + shift0[:, None, :].astype(np.float32)).reshape(-1, 2)
-    top_s = _sample(frame, top_px).reshape(n_cells, m, 3)
+    top_s = sample_points(frame, top_px).reshape(n_cells, m, 3)
     top_chroma = _chroma(row_median(top_s) * wb) - board_chroma  # (C, 2)
     d = _hue_distances(top_chroma, ref_rel)  # (C, nL) radians
     order = np.argsort(d, axis=1)

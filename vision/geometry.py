@@ -408,6 +408,38 @@ def line_profiles(
             np.asarray(prof_px).reshape(-1, n_prof, 2), inside)
 
 
+#: points per row of the maps `sample_points` folds the points into: `cv2.remap` takes maps
+#: under 32767 (SHRT_MAX) on a side, so one row of N points fails from there on; with rows of
+#: this many, one call takes up to 32766 rows (134 M points) and more are taken in turns
+_SAMPLE_COLS = 4096
+_MAP_MAX_SIDE = 32766
+
+
+def sample_points(image: np.ndarray, points_px: np.ndarray, dtype: type = np.float32) -> np.ndarray:
+    """Bilinear samples of `image` at any number of points (N, 2) px (x, y), outside it the
+    border replicated: (N,) of a one-channel image, (N, channels) of the others, as `dtype`
+    (of a uint8 image the samples are `cv2.remap`'s, rounded to whole levels)."""
+    import cv2
+
+    pts = np.asarray(points_px, dtype=np.float32).reshape(-1, 2)
+    n = len(pts)
+    channels = image.shape[2] if image.ndim == 3 else 1
+    out = np.empty((n, channels), dtype=dtype)
+    cols = max(1, min(n, _SAMPLE_COLS))
+    chunk = cols * _MAP_MAX_SIDE
+    for start in range(0, n, chunk):
+        part = pts[start : start + chunk]
+        m = len(part)
+        rows = -(-m // cols)
+        if rows * cols != m:
+            part = np.concatenate([part, np.zeros((rows * cols - m, 2), np.float32)])
+        # one two-channel float map: remap converts it to its fixed point as it does an x, y pair
+        vals = cv2.remap(image, part.reshape(rows, cols, 2), None, cv2.INTER_LINEAR,
+                         borderMode=cv2.BORDER_REPLICATE)
+        out[start : start + m] = vals.reshape(-1, channels)[:m]
+    return out[:, 0] if image.ndim == 2 else out
+
+
 def darkest_subpixel(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per profile, the darkest sample after light smoothing and the parabola's sub-sample
     offset through it: (index (N,) int, offset (N,) in [-0.5, 0.5], smoothed darkest value)."""
