@@ -679,8 +679,12 @@ def detect_discs(
     # Print is darker than its paper too and closes around a dark face of its own: a letter a
     # disc high has corners and counters, its fit lies 0.02-0.05 off, or fails, and the paper
     # in its counter is a round spot on a face crossed by strokes (10 noise sigmas); a
-    # disc-sized hexagon of ink, 0.013-0.02, its flats 0.07 inside its corners)
-    round_outline = ~is_black | (outline_ok & (outline_sigma <= 0.5 * RIM_REFIT_BOARD)) | (dot_round & even_face)
+    # disc-sized hexagon of ink, 0.013-0.02, its flats 0.07 inside its corners). Only where the
+    # camera is known (intrinsics): without them the board's plane is mapped through an
+    # estimated camera and a real stone's rim fits 0.01-0.03 off a circle there (real photos
+    # with their corners given), as the hexagon's does
+    round_outline = (~is_black | geom.estimated | (outline_ok & (outline_sigma <= 0.5 * RIM_REFIT_BOARD))
+                     | (dot_round & even_face))
     free = keep & neutral & (clipped_ok | (round_outline & ((closed & differs & (beside | dot_round)) | light_board))
                              | proven)
     # a white face clipped at the sensor's white in every channel, on paper that one channel
