@@ -349,8 +349,16 @@ def detect_discs(
     full_circle = math.pi * params.disc_diameter_board * min(params.vote_scale_px_per_unit, s)
     explaining = cands[votes >= params.clipped_vote_fraction * full_circle]
     if len(dots) and len(explaining):
-        near, _ = cKDTree(explaining).query(dots, distance_upper_bound=2 * params.min_separation_board * s)
-        dots = dots[near > params.min_separation_board * s]
+        # (a vote peak explains the dot its fits start from, within `dot_snap_board`, and the
+        # notch or the gap between the touching discs around it, within `min_separation_board`
+        # of two peaks or more; a dot that close to one peak only is another disc's: the peak of
+        # a printed ring beside a white disc on clipped paper, 0.6 from the disc's dot, outvotes
+        # the disc's own weak peak; both are tried, and of the two readings the better-supported
+        # one stays, `_non_overlapping`)
+        tree = cKDTree(explaining)
+        near, _ = tree.query(dots, distance_upper_bound=2 * params.min_separation_board * s)
+        peaks = tree.query_ball_point(dots, params.min_separation_board * s, return_length=True)
+        dots = dots[(near > params.dot_snap_board * s) & (peaks < 2)]
     from_dot = np.r_[np.zeros(len(cands), bool), np.ones(len(dots), bool)]
     cands = np.concatenate([cands.reshape(-1, 2), dots.reshape(-1, 2)])
     votes = np.r_[votes, np.zeros(len(dots))]
@@ -679,14 +687,35 @@ def detect_discs(
                                              | (~from_dot & half_closed & dot_seen
                                                 & (vote_score >= params.min_outline_votes)))
     # (the clipped faces' rules were made for vote peaks of `clipped_vote_fraction` of a circle)
-    clipped_ok = ((dot_clipped & ~unsized) | rim_only) & (from_dot | (votes >= params.clipped_vote_fraction * full_circle))
+    # (and where no dot is seen on it either, only the outline speaks: a rim fitted as a rim is,
+    # `rim_in_grey`, unless the face is clipped in all three channels, where the grey steps are
+    # cut off too and the colour's rules above speak; a printed ring half hidden by a disc
+    # beside it has the paper inside clipped as white as a face and its ink and the disc's edge
+    # around it, at no one radius: 0.025 off)
+    clipped_ok = (((dot_clipped & ~unsized & (dot_ok | saturated | rim_in_grey)) | rim_only)
+                  & (from_dot | (votes >= params.clipped_vote_fraction * full_circle)))
     # (a Dition face around its dot is even: a letter's bowl or a logo is not)
     even = spread < 0.2 * np.abs(face - dotv)
     # (a disc that proves itself by its dot, its rim and its whole outline needs no more contrast
     # against the board than the frame's noise lets it show: `_proven_by_dot`)
     proven = _proven_by_dot(closure, beside_share, dot_round, outline_ok, even_face & one_surface, face_delta,
                             params.face_snr * noise, params.min_closure)
-    free = keep & neutral & (clipped_ok | (closed & differs & (beside | dot_round)) | light_board | proven)
+    # (and a dark face's outline is round: it steps 100 grey levels and more onto the board, so
+    # the rim fit locates it to a few thousandths of a diameter wherever it borders the board
+    # (0.001-0.005; a piece a little off round, half of `RIM_REFIT_BOARD`), or the disc shows
+    # its round grey dot on a face as even as the frame's noise lets it be (a black face on
+    # felt as bright as it in grey has no rim there; its face spreads 1-1.5 noise sigmas).
+    # Print is darker than its paper too and closes around a dark face of its own: a letter a
+    # disc high has corners and counters, its fit lies 0.02-0.05 off, or fails, and the paper
+    # in its counter is a round spot on a face crossed by strokes (10 noise sigmas); a
+    # disc-sized hexagon of ink, 0.013-0.02, its flats 0.07 inside its corners). Only where the
+    # camera is known (intrinsics): without them the board's plane is mapped through an
+    # estimated camera and a real stone's rim fits 0.01-0.03 off a circle there (real photos
+    # with their corners given), as the hexagon's does
+    round_outline = (~is_black | geom.estimated | (outline_ok & (outline_sigma <= 0.5 * RIM_REFIT_BOARD))
+                     | (dot_round & even_face))
+    free = keep & neutral & (clipped_ok | (round_outline & ((closed & differs & (beside | dot_round)) | light_board))
+                             | proven)
     # a white face clipped at the sensor's white in every channel, on paper that one channel
     # still shows (warm paper under glare keeps its blue): its outline in that channel
     if vals_bgr is not None and face_colour is not None:
@@ -700,7 +729,7 @@ def detect_discs(
             centre[at] = c_top[ok_c] - geom.thickness_shift(c_top[ok_c], params.thickness_board)
             sigma[at] = np.sqrt(c_sigma[ok_c] ** 2 + (0.003 if not geom.estimated else 0.008) ** 2)
             conf[at] = np.maximum(conf[at], 0.45 + 0.55 * c_cover[ok_c])
-    hemmed = keep & neutral & ~free & half_closed & half_beside & dot_round & differs & even
+    hemmed = keep & neutral & ~free & half_closed & half_beside & dot_round & differs & even & round_outline
     keep = free | (hemmed & _hemmed_in(centre, free, hemmed, params))
     idx = np.flatnonzero(keep)
     if len(idx) == 0:

@@ -10,7 +10,8 @@ scores each choice against the kit).
 Boards (`board`): "paper" (the kit's printed plate), "green_felt" / "blue_felt" (light lines on
 felt, no markers), "wood" (grain, dark burnt lines, no markers), "printed" (office paper, thin
 black laser lines, no markers), "decorated" (the kit's plate plus printed rings of 1.2 and 0.7
-diameters, a star, a title (letters half a disc high) and a logo); boards with no drawn lines,
+diameters, a star, a title (letters half a disc high), a small logo, a title of letters a disc
+high and a disc-sized logo: a dark hexagon with a light letter); boards with no drawn lines,
 whose own edge against the table is the playing area's edge: "bare_felt" (a square of green felt)
 and "bare_board" (a board painted light grey).
 Discs (`disc`): "dition" (the kit: grey centre dot), "plain" (no dot), "othello" (0.15 thick, no
@@ -243,6 +244,20 @@ def _decorate(img: np.ndarray, origin: float, ppu: float) -> None:
                 cv2.FONT_HERSHEY_TRIPLEX, scale, ink, max(1, round(scale * 1.5)), cv2.LINE_AA)
     cv2.putText(img, "TR", (round((18.2 - origin) * ppu), round((1.6 - origin) * ppu)),
                 cv2.FONT_HERSHEY_SCRIPT_SIMPLEX, scale * 0.8, red, max(1, round(scale)), cv2.LINE_AA)
+    # a title of letters a disc high (bold strokes, 0.1 of a diameter) and a logo of a disc's
+    # size: a dark hexagon with a light letter in it (a closed outline, but neither round nor
+    # one surface inside)
+    font = cv2.FONT_HERSHEY_DUPLEX
+    cap_px = cv2.getTextSize("H", font, 1.0, 1)[0][1]  # a capital's height at font scale 1
+    stroke = max(1, round(0.1 * ppu))
+    big = (ppu - stroke) / cap_px
+    cv2.putText(img, "TABLETOP", (round((3.4 - origin) * ppu), round((13.4 - origin) * ppu)), font, big, ink,
+                stroke, cv2.LINE_AA)
+    hexagon = [px(13.2 + 0.5 * math.cos(k * math.pi / 3), 13.0 + 0.5 * math.sin(k * math.pi / 3)) for k in range(6)]
+    cv2.fillPoly(img, [np.array(hexagon, np.int32)], ink, cv2.LINE_AA, 4)
+    small_cap = 0.6 * ppu / cap_px
+    cv2.putText(img, "R", (round((13.02 - origin) * ppu), round((13.3 - origin) * ppu)), font, small_cap,
+                (236, 240, 242), max(1, round(0.07 * ppu)), cv2.LINE_AA)
 
 
 # ---- discs --------------------------------------------------------------------------------------
