@@ -195,15 +195,25 @@ def test_verdict_updates_without_reload(browser: Any, target: Target,
     page = open_page(browser, target, "/", PHONE, page_errors)
     wait_live(page)
     page.evaluate("window.__sameDocument = true")
+    # every verdict the page shows from now on (the demo goes on playing: a move judged right
+    # after the confirm may replace its verdict before this test looks)
+    page.evaluate("""() => {
+        const el = document.querySelector('#verdict-text');
+        window.__shown = [];
+        new MutationObserver(() => window.__shown.push(el.innerText.trim()))
+            .observe(el, {childList: true, characterData: true, subtree: true});
+    }""")
     last_seq = page.evaluate("Math.max(0, ...window.refereeState.events.map(e => e.seq))")
     target.control("confirm")
     page.wait_for_function(
         "seq => window.refereeState.events.some(e => e.seq > seq && e.type === 'confirm')",
         arg=last_seq, timeout=30000)
+    page.wait_for_function("() => window.__shown.some(t => t.startsWith('Board confirmed'))",
+                           timeout=10000)
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
-    shown = page.locator("#verdict-text").inner_text().strip()
-    assert shown == page.evaluate("window.refereeState.instruction.text").strip()
-    assert shown.startswith("Board confirmed")
+    page.wait_for_function(
+        "() => document.querySelector('#verdict-text').innerText.trim()"
+        " === window.refereeState.instruction.text.trim()", timeout=10000)
     assert not page_errors
     page.context.close()
 
