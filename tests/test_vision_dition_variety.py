@@ -81,6 +81,17 @@ def test_black_discs_lighter_than_blue_felt_in_grey_are_read_black() -> None:
     assert _score(discs, found)[:3] == (0, 0, 0)
 
 
+def test_black_disc_under_glare_keeps_its_round_outline() -> None:
+    """Glare, variety benchmark seed 1, frame 27: the black disc at (4.58, 16.75) carries its
+    highlight's gradient on its face (more than the white faces' `even_face` allows) and shows
+    its round dot; a dark face's roundness was asked of it with the white faces' bound and it was
+    dropped (found by each of the two changes alone, missed once both were merged)."""
+    discs, found = _bench_frame(1, 27, Variety.one("light", "glare"))
+    near = [d for d in found if np.hypot(d.centre_board[0] - 4.58, d.centre_board[1] - 16.75) < 0.3]
+    assert [d.colour for d in near] == ["black"]
+    assert _score(discs, found)[1] == 0  # no phantom
+
+
 @pytest.mark.parametrize("frame", [0, 1])
 def test_printed_rings_among_discs_are_not_discs(frame: int) -> None:
     """The decorated board with discs on it (variety benchmark, seed 1): the paper inside a

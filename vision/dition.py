@@ -712,8 +712,10 @@ def detect_discs(
     # camera is known (intrinsics): without them the board's plane is mapped through an
     # estimated camera and a real stone's rim fits 0.01-0.03 off a circle there (real photos
     # with their corners given), as the hexagon's does
+    # (as even as `face_snr` noise sigmas: the letters' 10 are far off, and a black face under
+    # glare carries its highlight's gradient, which the white faces' tighter `even_face` refuses)
     round_outline = (~is_black | geom.estimated | (outline_ok & (outline_sigma <= 0.5 * RIM_REFIT_BOARD))
-                     | (dot_round & even_face))
+                     | (dot_round & (spread <= params.face_snr * noise)))
     free = keep & neutral & (clipped_ok | (round_outline & ((closed & differs & (beside | dot_round)) | light_board))
                              | proven)
     # a white face clipped at the sensor's white in every channel, on paper that one channel
