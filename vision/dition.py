@@ -335,7 +335,9 @@ def detect_discs(
     full_votes_px = math.pi * params.disc_diameter_board * min(params.vote_scale_px_per_unit, s)
     weak = votes < params.min_vote_fraction * full_votes_px
     if weak.any():
-        keep_weak = _clipped_annulus(rect, cands[weak], params)
+        # (clipped: at `clip_level`; bright paper a few levels under it still shows its noise
+        # and the weak peaks its grain makes, hundreds a frame on the kit's paper, are no start)
+        keep_weak = _clipped_annulus(rect, cands[weak], params, level=params.clip_level)
         sel = ~weak
         sel[np.flatnonzero(weak)[keep_weak]] = True
         cands, votes = cands[sel], votes[sel]
@@ -835,8 +837,16 @@ def _candidates(
     best = cv2.max(*(cv2.GaussianBlur(a, (0, 0), sigma_acc) for a in acc))
     # a full circle's votes: ~2 px-thick edge * circumference, spread by the blur kernel
     full = 2 * math.pi * r * 2.0 / (2 * math.pi * sigma_acc**2)
-    thr = params.clipped_start_fraction * full
+    # (a weaker peak is a start only where a face ring can be clipped all around, which
+    # `detect_discs` then asks of it (`_clipped_annulus` at `clip_level`): there the ring of
+    # 0.2-0.4 diameters is, 0.59 of the square of 0.8 diameters about it; 0.4 leaves the vote
+    # scale's averaging room. Elsewhere, on bright paper, weak peaks of its grain cost 4x the
+    # frame's candidates and were all dropped)
     ksz = round(params.min_separation_board * s) | 1
+    box = round(0.8 * params.disc_diameter_board * s) | 1
+    clipped_near = cv2.blur((dark_img >= params.clip_level).astype(np.float32), (box, box)) >= 0.4
+    thr = np.where(clipped_near, np.float32(params.clipped_start_fraction * full),
+                   np.float32(params.min_vote_fraction * full))
     dil = cv2.dilate(best, np.ones((ksz, ksz), np.uint8))  # a square max filter is separable
     above = np.flatnonzero(best > thr)
     py, px = np.divmod(above[best.ravel()[above] >= dil.ravel()[above]], w)
@@ -851,11 +861,8 @@ def _candidates(
         from scipy.spatial import cKDTree
 
         pairs = cKDTree(pts).query_pairs(params.min_separation_board * s, output_type="ndarray")
-        drop = np.zeros(len(pts), bool)
-        for i, j in sorted(map(tuple, pairs)):
-            if not drop[i]:
-                drop[max(i, j)] = True
-        pts, val = pts[~drop], val[~drop]
+        keep = _greedy_keep(len(pts), pairs)
+        pts, val = pts[keep], val[keep]
     # sub-pixel peak: 3x3 centroid
     xx = np.clip(pts[:, 0, None, None] + np.arange(-1, 2)[None, None, :], 0, w - 1)
     yy = np.clip(pts[:, 1, None, None] + np.arange(-1, 2)[None, :, None], 0, h - 1)
@@ -865,6 +872,25 @@ def _candidates(
     # back to rectified pixels (pixel centres scale about -0.5)
     sub = (sub + 0.5) / f - 0.5
     return sub.astype(np.float64), val / full * (2 * math.pi * r)
+
+
+def _greedy_keep(n: int, pairs: np.ndarray) -> np.ndarray:
+    """Greedy suppression in index order: which of `n` items stay when each, in turn, drops
+    every later one it is paired with (`pairs` (M, 2), any order in a pair), itself dropped by
+    no earlier kept one. Solved for all at once, each round fixing one more step of the chains
+    of pairs (a weak vote threshold on a bright board gives millions of pairs: a Python loop
+    over them took a quarter of a second a frame)."""
+    keep = np.ones(n, bool)
+    if len(pairs) == 0:
+        return keep
+    first, later = pairs.min(axis=1), pairs.max(axis=1)
+    for _ in range(n):
+        dropped = np.zeros(n, bool)
+        dropped[later[keep[first]]] = True
+        if np.array_equal(~dropped, keep):
+            break
+        keep = ~dropped
+    return keep
 
 
 @functools.lru_cache(maxsize=4)
@@ -1047,11 +1073,13 @@ def _ring_samples(img: np.ndarray, centres_px: np.ndarray, radii_px: tuple[float
     return img.reshape(-1)[_ring_indices(img.shape, centres_px, radii_px, n_angles)]
 
 
-def _clipped_annulus(rect: np.ndarray, cands_px: np.ndarray, params: DiscParams) -> np.ndarray:
+def _clipped_annulus(rect: np.ndarray, cands_px: np.ndarray, params: DiscParams,
+                     level: float | None = None) -> np.ndarray:
     """Whether every rectified pixel between 0.2 and 0.4 diameters of each candidate is clipped
-    white (no ink shows through: the drawn line or corner there is under a disc's face)."""
+    white (no ink shows through: the drawn line or corner there is under a disc's face), at
+    `level` (by default `hidden_ink_margin` below `clip_level`)."""
     r = params.disc_diameter_board * params.scale_px_per_unit
-    level = params.clip_level - params.hidden_ink_margin
+    level = params.clip_level - params.hidden_ink_margin if level is None else level
     # a quick look at a third of one ring first: most candidates fail there
     out = np.min(_ring_samples(rect, cands_px, (0.33 * r,), 16), axis=1) >= level
     if out.any():
