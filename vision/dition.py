@@ -1031,14 +1031,8 @@ def _non_overlapping(
     order = np.argsort(-(rank[idx] - conflict_penalty * degree), kind="stable")
     pos = np.empty(len(idx), int)
     pos[order] = np.arange(len(idx))
-    drop = np.zeros(len(idx), bool)
-    # visit pairs from the strongest member down: a dropped reading suppresses nothing
-    first = np.minimum(pos[pairs[:, 0]], pos[pairs[:, 1]])
-    for a, b in pairs[np.argsort(first, kind="stable")]:
-        hi, lo = (a, b) if pos[a] < pos[b] else (b, a)
-        if not drop[hi]:
-            drop[lo] = True
-    return np.sort(idx[~drop])
+    # from the strongest down: a dropped reading suppresses nothing
+    return np.sort(idx[_greedy_keep(len(idx), pos[pairs])[pos]])
 
 
 @functools.lru_cache(maxsize=32)
