@@ -91,6 +91,9 @@ class Referee:
         self._agree = 0
         self._acted_on: Reading | None = None
         self.board_error: str | None = None
+        #: where the board shows pure white to the camera (`Game.exposure`), or None: looked at
+        #: when the board is found, when hands leave it and with the board's periodic check
+        self.exposure: dict[str, Any] | None = None
         self.last_frame: np.ndarray | None = None
         #: the camera's own smaller picture of `last_frame` (`hardware.source.Preview`: the Pi
         #: camera's lores stream), for the page's picture; None from sources without one
@@ -178,8 +181,10 @@ class Referee:
             if self.board is None:
                 self.picture_changed()
                 return self.emit(events)
+            events += self._check_exposure(image)
         elif not self.hand and self.frames % self.settings.refind_every == 0:
             events += self._check_board(image)
+            events += self._check_exposure(image)
         t1 = time.perf_counter()
         state = self.scene.update(image, self.board)
         if state.hand_present or state.motion or self.board is not board_before:
@@ -187,8 +192,10 @@ class Referee:
         self.hand = bool(state.hand_present)
         settled = bool(state.settled) if self.settings.use_motion else not state.hand_present
         if settled and not self.settled and self.frames > 1:
-            # hands just left: make sure nobody bumped the camera or the board meanwhile
+            # hands just left: make sure nobody bumped the camera or the board meanwhile, and
+            # that no lamp was switched on
             events += self._check_board(image)
+            events += self._check_exposure(image)
         self.settled = settled
         if not settled:
             self._agree = 0
@@ -232,6 +239,23 @@ class Referee:
                 self._follow_view()
                 self._acted_on = self._candidate = None
         return events
+
+    def _check_exposure(self, image: np.ndarray) -> list[dict[str, Any]]:
+        """Tell the players once when part of the board turns pure white to the camera (a lamp
+        switched on, the sun), where pieces may be missed, and once when it no longer does."""
+        if self.board is None:
+            return []
+        found = self.spec.exposure(image, self.board, intrinsics=self.intrinsics,
+                                   disc_thickness=self.disc_thickness,
+                                   turns=int(getattr(self.match, "view_turns", 0)))
+        before, self.exposure = self.exposure, found
+        if found is not None and before is None:
+            return [{"type": "warning", "code": "overexposed", "text": found["text"],
+                     "overexposed": {k: found[k] for k in ("share", "disc_areas", "box_board")}}]
+        if found is None and before is not None:
+            return [{"type": "board", "code": "exposure_ok",
+                     "text": "The board is no longer over-exposed"}]
+        return []
 
     def _check_board(self, image: np.ndarray) -> list[dict[str, Any]]:
         """Has the board moved in the picture? Then find it again (given corners are kept)."""

@@ -552,6 +552,8 @@ class RefereeService:
                 "board": None if ref.board is None else {
                     "corners_px": np.round(ref.board.corners_px, 1).tolist()},
                 "view": _view(ref.board),
+                "exposure": None if ref.exposure is None else {
+                    "text": ref.exposure["text"], "share": ref.exposure["share"]},
                 "events": [e.to_json() for e in record_events],
                 "log": self.log.status(),
             }

@@ -130,6 +130,15 @@ class Game:
         """Hand a settled reading to the match; the events it caused."""
         raise NotImplementedError
 
+    def exposure(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
+                 disc_thickness: float | None = None, turns: int = 0) -> dict[str, Any] | None:
+        """Where the camera clipped the board at the sensor's white, so that pieces there may
+        be missed: `{"share", "disc_areas", "box_board", "warning", "text"}` (`warning`: what
+        `referee detect` prints, with board coordinates; `text`: what the page tells the players,
+        in words, the board turned by `turns` quarter turns as the camera shows it), or None
+        where no patch a piece wide is clipped (or the game does not measure it)."""
+        return None
+
     def detect_json(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
                     disc_thickness: float | None = None, cache: dict[str, Any] | None = None) -> dict[str, Any]:
         """What `referee detect` prints of the pieces (merged into the image's result object;

@@ -121,7 +121,6 @@ class DitionGame(Game):
                     cache: dict[str, Any] | None = None) -> tuple[dict[str, Any], np.ndarray | None]:
         from vision.debug import draw_detections
         from vision.dition import detect_discs
-        from vision.exposure import overexposure
 
         params = _disc_params(disc_thickness)
         discs = detect_discs(image, board, params, intrinsics=intrinsics,
@@ -132,12 +131,26 @@ class DitionGame(Game):
             for d in discs
         ]}
         # (a board clipped at the sensor's white hides white discs on it: say where)
-        exposure = overexposure(image, board, intrinsics=intrinsics, params=params)
-        if exposure.warning is not None:
-            out["overexposed"] = exposure.to_dict()
-            out["warning"] = exposure.warning
+        exposure = self.exposure(image, board, intrinsics=intrinsics, disc_thickness=disc_thickness)
+        if exposure is not None:
+            out["overexposed"] = {k: exposure[k] for k in ("share", "disc_areas", "box_board")}
+            out["warning"] = exposure["warning"]
         picture = draw_detections(image, board, discs, intrinsics=intrinsics) if debug else None
         return out, picture
+
+    def exposure(self, image: np.ndarray, board: Any, *, intrinsics: Any = None,
+                 disc_thickness: float | None = None, turns: int = 0) -> dict[str, Any] | None:
+        from referee.dition_match import where_words
+        from vision.exposure import overexposure
+
+        found = overexposure(image, board, intrinsics=intrinsics, params=_disc_params(disc_thickness))
+        if found.warning is None or found.box_board is None:
+            return None
+        x0, y0, x1, y1 = found.box_board
+        text = (f"The board is over-exposed {where_words((x0 + x1) / 2, (y0 + y1) / 2, turns)} "
+                f"({found.share:.0%} of it shows pure white to the camera): a white disc there "
+                "may be missed. Dim or move the lamp, or lower the camera's exposure.")
+        return {**found.to_dict(), "warning": found.warning, "text": text}
 
     # -- the page --------------------------------------------------------------------------------
     def page_position(self, match: DitionMatch) -> dict[str, Any]:

@@ -73,6 +73,9 @@ function render(state) {
   const log = state.log || { ok: true };
   $("log-fault").hidden = log.ok !== false;
   $("log-fault").textContent = log.ok === false ? log.message : "";
+  const exposure = state.exposure;
+  $("camera-advice").hidden = !exposure;
+  $("camera-advice").textContent = exposure ? exposure.text : "";
   const club = state.club;
   $("status-club").hidden = !club;
   if (club) {
