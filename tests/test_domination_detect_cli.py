@@ -58,3 +58,35 @@ def test_detect_fits_given_corners_once_for_many_frames(capsys: pytest.CaptureFi
     assert poses == poses_one >= 1
     truth = {c: (STACKS[c][-1] if c in STACKS else ".") for c in results[0]["tops"]}
     assert all(r["tops"] == truth for r in results)
+
+
+def test_two_referees_measure_their_own_grid_camera(frame_file, monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path) -> None:
+    """Without a calibration the kit's board is read with the camera measured on its own grid,
+    once per board fit and per referee (`Game.read`'s cache): two referees in one process (two
+    tables of a club) never read with a camera the other measured on its frame, nor evict it."""
+    import vision.board_camera
+    from referee.domination_match import DominationMatch
+    from referee.log import MatchLog
+    from referee.loop import Referee
+    from vision.board import find_board
+
+    path, corners = frame_file
+    image = cv2.imread(str(path))
+    board = find_board(image, corners_px=np.array(corners))
+    log = MatchLog(tmp_path / "log.sqlite")
+    referees = []
+    for _ in range(2):
+        match = DominationMatch(players=("G", "R"))
+        referee = Referee(match, log, log.new_match(match.game, match.players))
+        referee.board = board
+        referees.append(referee)
+    measured = []
+    real = vision.board_camera.with_grid_camera
+    monkeypatch.setattr(vision.board_camera, "with_grid_camera",
+                        lambda *a, **k: measured.append(1) or real(*a, **k))
+    readings = [r.read(image) for r in referees + referees]  # each twice, alternately
+    log.close()
+    assert len(measured) == 2, "one measurement per referee, then each reads with its own"
+    truth = {c: (STACKS[c][-1] if c in STACKS else ".") for c in readings[0].tops}
+    assert all(reading.tops == truth for reading in readings)

@@ -13,7 +13,6 @@ invisible reserve placement, and the colour model sampled from the start positio
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -45,27 +44,25 @@ class TopsReading:
         return other is not None and self.tops == other.tops
 
 
-_GRID_BOARDS: dict[bytes, Any] = {}
-_GRID_LOCK = threading.Lock()
-
-
-def _with_grid_camera(image: np.ndarray, board: Any, intrinsics: Any) -> Any:
+def _with_grid_camera(image: np.ndarray, board: Any, intrinsics: Any,
+                      cache: dict[str, Any] | None) -> Any:
     """Without a calibration, the kit's board with the camera measured on its own grid
     (`vision.board_camera.with_grid_camera`: heights from an uncalibrated frame), once per board
-    fit: the fits of the last few boards are kept by their corners and the frame size (a board
+    fit: the fits of the last few boards are kept in the caller's `cache` (`Game.read`'s: one
+    per referee, one per `referee detect` run) by their corners and the frame size (a board
     that moved is a new fit, measured on the frame it was found in)."""
     from vision.board_camera import with_grid_camera
 
     if intrinsics is not None or board.method == "chessboard":
         return board
+    kept: dict[bytes, Any] = cache.setdefault("grid_camera_boards", {}) if cache is not None else {}
     key = np.ascontiguousarray(board.corners_px, np.float64).tobytes() + repr(image.shape).encode()
-    got = _GRID_BOARDS.get(key)
+    got = kept.get(key)
     if got is None:
         got = with_grid_camera(image, board)
-        with _GRID_LOCK:
-            while len(_GRID_BOARDS) >= 4:
-                _GRID_BOARDS.pop(next(iter(_GRID_BOARDS)))
-            _GRID_BOARDS[key] = got
+        while len(kept) >= 4:
+            kept.pop(next(iter(kept)))
+        kept[key] = got
     return got
 
 
@@ -182,7 +179,7 @@ class DominationGame(Game):
                 return TopsReading(tops=dict(chess.tops), heights=None, height_sigma=None)
             return TopsReading(tops=dict(chess.tops), heights={c: float(v) for c, v in got.heights.items()},
                                height_sigma={c: max(float(v), 0.05) for c, v in got.sigma.items()})
-        tops = read_tops(image, _with_grid_camera(image, board, intrinsics), colours=colours,
+        tops = read_tops(image, _with_grid_camera(image, board, intrinsics, cache), colours=colours,
                          intrinsics=intrinsics)
         heights = sigma = None
         if tops.heights:
@@ -224,7 +221,7 @@ class DominationGame(Game):
 
         if board.method == "chessboard":  # its men's colours must be learnt first: a clear error
             read_chess_tops(image, board, {}, intrinsics=intrinsics)
-        reading = read_tops(image, _with_grid_camera(image, board, intrinsics), intrinsics=intrinsics)
+        reading = read_tops(image, _with_grid_camera(image, board, intrinsics, cache), intrinsics=intrinsics)
         out: dict[str, Any] = {"tops": dict(reading.tops),
                                "heights": None if reading.heights is None else dict(reading.heights)}
         if getattr(reading, "confidence", None) is not None:
