@@ -94,10 +94,12 @@ class Picamera2Params:
     #: main stream size (w, h); None: chosen from the sensor model (`DEFAULT_SIZES`)
     size: tuple[int, int] | None = None
     #: the referee reads at most 8 frames a second (`serve --max-fps`), so the sensor runs at
-    #: 10-15 fps, not 30: half the frames for libcamera, the ISP and picamera2's event loop
-    #: (its Python thread handles every one), a read waits at most one 67 ms frame, and longer
-    #: frames allow longer exposures at lower gain
-    frame_duration_limits_us: tuple[int, int] = (66667, 100000)
+    #: 10 fps, not 30: a third of the frames for libcamera, the ISP and picamera2's event loop
+    #: (its Python thread handles every one: the fake's loop 0.42 -> 0.29 ms of CPU a read at
+    #: 8 reads a second, 15 -> 10 fps), still a frame between two reads 125 ms apart (a
+    #: read waits at most one 100 ms frame, a frame read is on average 50 ms old), and a
+    #: frame long enough for a 100 ms exposure at low gain in a dim room
+    frame_duration_limits_us: tuple[int, int] = (100000, 100000)
     buffer_count: int = 4
     #: the `lores` stream's width, for the page's picture (`Frame.preview`); its height keeps
     #: the main stream's aspect. 640: the live page's picture on a laptop (a page that shows it
