@@ -26,8 +26,8 @@ The window: from the child's first processed frame for `--seconds`. In it the ch
     the web server, the page's picture (from the lores picture: drawn and encoded on the
     "frame-encoder" thread), the event stream's state JSON.
 The CPU time of each kind of thread is read from /proc before and after the window (not in it:
-a reading of the web server's 300 worker threads costs ~40 ms); their sum falls short of the
-total by /proc's 10 ms ticks and by threads that ended inside the window.
+a reading of the web server's 300 worker threads costs ~40 ms; each thread's scheduler time, in
+ns); their sum falls short of the total by threads that ended inside the window.
 
 Target: everything else <= 25 % of the process's CPU per processed frame.
 
@@ -147,6 +147,7 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float,
               preview: Any = None) -> list[dict[str, object]]:
         if window["state"] == "before":
             window["isp0"] = _isp_cpu_s(system)
+            window["sensor0"], window["t0"] = _sensor_frames(system), time.monotonic()
             window["threads0"] = _thread_cpu()
             window["state"] = "open"
             window["end"] = time.monotonic() + seconds
@@ -170,6 +171,7 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float,
                 # read once, at the end (with 300 threads a reading of the process's CPU time
                 # costs ~12 us unloaded, more loaded: not once a frame)
                 window["cpu1"] = time.process_time()
+                window["sensor1"], window["t1"] = _sensor_frames(system), time.monotonic()
                 window["threads1"] = _thread_cpu()
                 window["state"] = "closed"
 
@@ -241,8 +243,9 @@ def child(port: int, size: tuple[int, int], db: str, seconds: float,
             "threads": {name: cpu_s - start.get(name, 0.0) for name, cpu_s in end.items()},
             "events": window["events"], "encoded": window["encoded"], "preview": "x".join(map(str, lores)) if lores else "no",
             "sensor_frames_lost": sum(getattr(c, "frames_dropped", 0) for c in system.instances),
-            "camera_fps": round(1e6 / max(
-                1, Picamera2Params().frame_duration_limits_us[0]), 1)}), flush=True)
+            "camera_fps": round((window.get("sensor1", 0) - window.get("sensor0", 0))
+                                / max(1e-9, window.get("t1", 1.0) - window.get("t0", 0.0)), 1)}),
+              flush=True)
 
 
 def _isp_cpu_s(system: Any) -> float:
@@ -251,19 +254,29 @@ def _isp_cpu_s(system: Any) -> float:
     return sum(getattr(camera, "isp_cpu_s", 0.0) for camera in list(system.instances))
 
 
+def _sensor_frames(system: Any) -> int:
+    """The frames the fake's sensor has made, over every camera opened."""
+    return sum(getattr(camera, "frames", 0) for camera in list(system.instances))
+
+
 def _thread_cpu() -> dict[str, float]:
     """CPU seconds per kind of thread, from /proc (Linux); {} elsewhere."""
     names = {t.native_id: t.name for t in threading.enumerate()}
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     out: dict[str, float] = {}
     for task in Path("/proc/self/task").glob("*"):
-        try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
+        try:  # the scheduler's own count, in ns (stat's utime + stime are in 10 ms ticks: a
+            #   thread's share of a 30 s window was +-10 %)
+            cpu_s = int((task / "schedstat").read_text().split()[0]) / 1e9
+        except (OSError, ValueError, IndexError):
+            try:
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            cpu_s = (int(fields[11]) + int(fields[12])) / tick
         name = names.get(int(task.name), "other")
         kind = re.sub(r"[-_]\d+", "", name)  # waitress-12 -> waitress
-        out[kind] = out.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+        out[kind] = out.get(kind, 0.0) + cpu_s
     return out
 
 
@@ -383,8 +396,8 @@ def main() -> int:
     record_ms = 1e3 * stats["record_cpu_s"] / frames
     else_ms = max(0.0, total_ms - vision_ms)
     share = else_ms / total_ms if total_ms > 0 else 0.0
-    print(f"referee serve, fake Pi camera {args.size} (a 30 fps sensor at the source's "
-          f"{stats['camera_fps']:g} fps), --max-fps 8, one page watching, {args.seconds:g} s, "
+    print(f"referee serve, fake Pi camera {args.size} (a 30 fps sensor at "
+          f"{stats['camera_fps']:g} fps in the window), --max-fps 8, one page watching, {args.seconds:g} s, "
           + ("every frame copied out" if args.copy_frames else "frames judged in the camera's "
              "buffers"))
     print(f"{'frames processed':<34}{stats['frames']:>10}")

@@ -69,14 +69,23 @@ class Preview:
     def bgr(self) -> BgrImage:
         """The preview as BGR (h, w, 3); the same array on every call (do not draw on it)."""
         if self._bgr is None:
-            import cv2
-
-            # converted at the padded width: the chroma planes' rows are stride / 2 bytes, as
-            # an I420 picture that wide has them; then the padding columns are cut off
-            bgr = cv2.cvtColor(self._yuv, getattr(cv2, _YUV_TO_BGR[self.format]))
-            width = self.size[0]
-            self._bgr = bgr if bgr.shape[1] == width else np.ascontiguousarray(bgr[:, :width])
+            self._bgr = self._converted()
         return self._bgr
+
+    def bgr_copy(self) -> BgrImage:
+        """The preview as BGR in an array of the caller's own (to draw on): converted into it
+        when `bgr()` was not asked for yet (a page's picture with the overlay: the conversion
+        is the copy, not a conversion then a copy), else a copy of that."""
+        return self._converted() if self._bgr is None else self._bgr.copy()
+
+    def _converted(self) -> BgrImage:
+        import cv2
+
+        # converted at the padded width: the chroma planes' rows are stride / 2 bytes, as an
+        # I420 picture that wide has them; then the padding columns are cut off
+        bgr = cv2.cvtColor(self._yuv, getattr(cv2, _YUV_TO_BGR[self.format]))
+        width = self.size[0]
+        return bgr if bgr.shape[1] == width else np.ascontiguousarray(bgr[:, :width])
 
 
 #: the OpenCV conversion of each (cv2 is imported only when a preview is shown)

@@ -113,10 +113,14 @@ class Referee:
     def emit(self, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Commit events to the log (with position and snapshot) and tell the listener."""
         out = []
+        snapshot: bytes | None = None  # one picture for every event of this call: the same
+        #                                frame, the same state drawn (a move and the end with it)
         for event in events:
             jpeg = None
             if event["type"] in SNAPSHOT_EVENTS and self.last_frame is not None:
-                jpeg = self.snapshot_jpeg()
+                if snapshot is None:
+                    snapshot = self.snapshot_jpeg()
+                jpeg = snapshot
             record = self.log.append(
                 self.match_id, event, position=self.match.snapshot(), snapshot_jpeg=jpeg
             )

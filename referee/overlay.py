@@ -74,16 +74,32 @@ def caption_lines(text: str, width_px: int, scale: float, thick: int) -> tuple[s
     return tuple(lines)
 
 
-def shown_picture(frame: np.ndarray, preview: Preview | None, width: int | None) -> np.ndarray:
+@functools.lru_cache(maxsize=64)
+def caption_layout(text: str, width_px: int, scale: float,
+                   thick: int) -> tuple[tuple[str, ...], int, int]:
+    """(`caption_lines`, the height of a line's capitals in px, the widest line's width in
+    px): kept with the lines (measuring them again was ~8 getTextSize calls a picture)."""
+    lines = caption_lines(text, width_px, scale, thick)
+    (_, cap_px), _ = cv2.getTextSize("Ag", cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+    widest_px = max(cv2.getTextSize(line, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)[0][0]
+                    for line in lines)
+    return lines, cap_px, widest_px
+
+
+def shown_picture(frame: np.ndarray, preview: Preview | None, width: int | None,
+                  own: bool = False) -> np.ndarray:
     """`frame` as a page shows it, `width` px wide (None, or not narrower: the frame itself).
     From the camera's `preview` of it when that is at least `width` wide (the same frame, made
     small by the camera: the full frame is not touched), else shrunk from `frame`. May be
-    `frame` or the preview's own array: copy it before drawing on it."""
+    `frame` or the preview's own array unless `own` (then an array of the caller's own, to draw
+    on)."""
     if width is None or width <= 0 or width >= frame.shape[1]:
-        return frame
+        return frame.copy() if own else frame
     if preview is not None and preview.size[0] >= width:
-        return shrink(preview.bgr(), width)
-    return shrink(frame, width)
+        if width >= preview.size[0]:  # the preview as it is: `shrink` would return it
+            return preview.bgr_copy() if own else preview.bgr()
+        return shrink(preview.bgr(), width)  # a new array
+    return shrink(frame, width)  # a new array: `width` is narrower than the frame
 
 
 def draw_overlay(frame: np.ndarray, referee: Any, width: int | None = None,
@@ -93,9 +109,7 @@ def draw_overlay(frame: np.ndarray, referee: Any, width: int | None = None,
     drawn at that size (the page's picture: no full-size copy and drawing for a small view),
     made from `preview` (the camera's smaller picture of the same frame) when that is wide
     enough (`shown_picture`)."""
-    img = shown_picture(frame, preview, width)
-    if img is frame or (preview is not None and img is preview.converted()):
-        img = img.copy()
+    img = shown_picture(frame, preview, width, own=True)
     # captured pixels -> pixels of the copy, per axis (a preview's aspect may differ a little)
     scale_x, scale_y = img.shape[1] / frame.shape[1], img.shape[0] / frame.shape[0]
     board = referee.board
@@ -110,11 +124,8 @@ def draw_overlay(frame: np.ndarray, referee: Any, width: int | None = None,
     text = referee.match.instruction.get("text", "")
     if text:
         scale = w / 1400
-        lines = caption_lines(text, w - 20, scale, thick)
-        (_, th), _ = cv2.getTextSize("Ag", cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+        lines, th, widest = caption_layout(text, w - 20, scale, thick)
         step = th + max(6, th // 2)
-        widest = max(cv2.getTextSize(line, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)[0][0]
-                     for line in lines)
         cv2.rectangle(img, (0, 0), (min(w, widest + 20), step * len(lines) + 14), (20, 20, 20), -1)
         for k, line in enumerate(lines):
             cv2.putText(img, line, (10, th + 10 + k * step), cv2.FONT_HERSHEY_SIMPLEX, scale,

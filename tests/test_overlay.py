@@ -104,3 +104,55 @@ def test_halving_to_a_width_keeps_the_pixel_means() -> None:
     assert np.array_equal(small[:, :, 0], np.arange(12).reshape(3, 4) * 20)
     assert halved_width(16, 5) == 4 and halved_width(2304, 1280) == 1152
     assert halve_to(image, 16)[1] == 1 and halved_width(640, 1280) == 640
+
+
+def test_events_committed_together_share_one_snapshot(tmp_path) -> None:
+    """A move and the end it brings (or two warnings) come from one frame with one state drawn
+    on it: one overlay and JPEG for all of them (each was ~5 ms of CPU), every one of them with
+    the snapshot."""
+    from referee.dition_match import DitionMatch
+    from referee.log import MatchLog
+    from referee.loop import Referee
+
+    log = MatchLog(tmp_path / "log.sqlite")
+    match = DitionMatch()
+    mid = log.new_match(match.game, match.players)
+    referee = Referee(match, log, mid)
+    referee.last_frame = np.zeros((1296, 2304, 3), np.uint8)
+    made = []
+    snapshot_jpeg = referee.snapshot_jpeg
+
+    def counted() -> bytes | None:
+        made.append(1)
+        return snapshot_jpeg()
+
+    referee.snapshot_jpeg = counted  # type: ignore[method-assign]
+    events = referee.emit([{"type": "warning", "text": "Check the board"},
+                           {"type": "info", "text": "not a verdict: no snapshot"},
+                           {"type": "warning", "text": "Check it again"}])
+    assert len(made) == 1
+    shots = [log.snapshot(mid, e["seq"]) for e in events]
+    assert shots[0] and shots[0] == shots[2] and not shots[1]
+    referee.emit([{"type": "warning", "text": "A later frame"}])
+    assert len(made) == 2  # a later call: a picture of its own
+    log.close()
+
+
+def test_the_page_picture_is_drawn_on_its_own_array_not_on_the_preview() -> None:
+    """The overlay from a preview whose BGR was not asked for yet is drawn on an array of its
+    own: the preview shows the clean frame afterwards, as it does when it was converted first."""
+    import cv2
+
+    from hardware.source import Preview
+
+    bgr = np.full((360, 640, 3), 90, np.uint8)
+    yuv = cv2.cvtColor(bgr, cv2.COLOR_BGR2YUV_I420)
+    clean = Preview(yuv, (640, 360)).bgr().copy()
+    for converted_first in (False, True):
+        preview = Preview(yuv, (640, 360))
+        if converted_first:
+            preview.bgr()
+        out = draw_overlay(np.zeros((1296, 2304, 3), np.uint8), _referee("Black to move"),
+                           width=640, preview=preview)
+        assert out.shape == (360, 640, 3) and (out.max(axis=2) > 200).any(), "text drawn"
+        assert np.array_equal(preview.bgr(), clean), "drawn on the preview itself"

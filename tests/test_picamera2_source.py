@@ -447,3 +447,28 @@ def test_failed_autofocus_is_reported_and_cameras_without_it_are_left_alone() ->
     with _open(system) as source:
         assert source.focus == "fixed" and "LensPosition" not in source.locked_controls()
     assert not any("AfMode" in c for c in system.instances[-1].controls_set)
+
+
+def test_the_sensor_runs_no_faster_than_the_referee_needs() -> None:
+    """`referee serve` reads at most 8 frames a second: the shipped frame duration keeps a
+    30 fps sensor at about 10 (picamera2's event loop handles every frame the sensor makes:
+    at 15 fps it was a third of the CPU outside the vision), and every read 125 ms apart still
+    gets a frame of its own."""
+    system = FakeCameraSystem([FakeCamera(fps=30.0, settle_frames=2,
+                                          frame_fn=lambda i, size: render_frame(i, size))])
+    source = Picamera2Source(0, Picamera2Params(preview_width=None), size=SIZE,
+                             picamera2_class=system.picamera2_class)
+    try:
+        (camera,) = system.instances
+        source.read()
+        frames0, start = camera.frames, time.monotonic()
+        stamps = []
+        for k in range(1, 9):  # 8 reads at the referee's pace
+            time.sleep(max(0.0, start + k / 8.0 - time.monotonic()))
+            stamps.append(source.read().meta["SensorTimestamp"])
+        sensor_fps = (camera.frames - frames0) / (time.monotonic() - start)
+    finally:
+        source.close()
+    # 10 frames in the 1 s window, 11 when it starts just after a frame (main's 15 fps: 15)
+    assert sensor_fps <= 12.0, f"the sensor ran at {sensor_fps:.1f} fps"
+    assert len(set(stamps)) == len(stamps), "a read got the same frame twice"

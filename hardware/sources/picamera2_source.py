@@ -93,11 +93,15 @@ class Picamera2Params:
 
     #: main stream size (w, h); None: chosen from the sensor model (`DEFAULT_SIZES`)
     size: tuple[int, int] | None = None
-    #: the referee reads at most 8 frames a second (`serve --max-fps`), so the sensor runs at
-    #: 10-15 fps, not 30: half the frames for libcamera, the ISP and picamera2's event loop
-    #: (its Python thread handles every one), a read waits at most one 67 ms frame, and longer
-    #: frames allow longer exposures at lower gain
+    #: while the camera settles and focuses: 10-15 fps (a settle window of frames goes by in a
+    #: third of a second), and frames long enough for a 100 ms exposure at low gain
     frame_duration_limits_us: tuple[int, int] = (66667, 100000)
+    #: then, settled and locked, the referee reads at most 8 frames a second (`serve --max-fps`),
+    #: so the sensor runs at 10 fps, not 15 or 30: a third fewer frames for libcamera, the ISP and
+    #: picamera2's event loop (its Python thread handles every one: the fake's loop 0.42 -> 0.29
+    #: ms of CPU a read at 8 reads a second), still a frame between two reads 125 ms apart (a
+    #: read waits at most one 100 ms frame; a frame read is on average 50 ms old); None: as above
+    locked_frame_duration_us: int | None = 100000
     buffer_count: int = 4
     #: the `lores` stream's width, for the page's picture (`Frame.preview`); its height keeps
     #: the main stream's aspect. 640: the live page's picture on a laptop (a page that shows it
@@ -454,6 +458,14 @@ class Picamera2Source(SourceBase):
         last = history[-1]
         self._apply_lock({k: last[k] for k in LOCKED_CONTROL_NAMES if k in last}, available)
 
+    def _locked_frame_duration_limits_us(self) -> tuple[int, int] | None:
+        """`FrameDurationLimits` once locked (`Picamera2Params.locked_frame_duration_us`), the
+        longest frame kept, so the locked exposure still fits; None: left as they were."""
+        frame_us = self.params.locked_frame_duration_us
+        if frame_us is None:
+            return None
+        return (int(frame_us), max(int(frame_us), int(self.params.frame_duration_limits_us[1])))
+
     def _apply_lock(self, values: Mapping[str, Any], available: Mapping[str, Any]) -> None:
         controls: dict[str, Any] = {}
         if "AeEnable" in available:
@@ -470,8 +482,11 @@ class Picamera2Source(SourceBase):
             elif name == "ColourGains":
                 value = (float(value[0]), float(value[1]))
             controls[name] = value
-        self._camera.set_controls(controls)
+        limits_us = self._locked_frame_duration_limits_us()
         self._locked = {k: v for k, v in controls.items() if k not in ("AeEnable", "AwbEnable")}
+        if limits_us is not None and "FrameDurationLimits" in available:
+            controls["FrameDurationLimits"] = limits_us  # with the lock: the exposure is fixed
+        self._camera.set_controls(controls)
         self._wait_for_lock()
 
     def _wait_for_lock(self) -> None:
