@@ -91,3 +91,37 @@ def test_step_centroid_is_the_per_ray_rule() -> None:
         checked += 1
         spread += not np.array_equal(got, off.astype(np.float64))
     assert checked == 60 and spread >= 10  # the centroid moved steps on the blurred ones
+
+
+def test_edge_nearest_the_rim_is_the_first_maximum_by_distance() -> None:
+    """`_edge_positions(..., near=(radius, least))` takes, on each ray, the local maximum of the
+    smoothed step stronger than `least` nearest `radius` (of two as near, the inner one), and the
+    strongest step where there is none: the ray's loop picks the same samples (profiles of noise:
+    their steps are sharp, the parabola's offset stays within half a sample)."""
+    rng = np.random.default_rng(7)
+    radii = dition.RIM_RADII
+    mids = radii[0] + (np.arange(1, len(radii) - 2) + 0.5) * (radii[1] - radii[0])
+    for t in range(40):
+        n = int(rng.integers(1, 30))
+        vals = rng.normal(128, 30, size=(n, 24, len(radii))).astype(np.float32)
+        polarity = rng.choice([-1.0, 1.0], size=n)
+        # (a target halfway between two samples' midpoints: two maxima as near)
+        target = float(mids[5] + 0.5 * (mids[6] - mids[5])) if t % 2 else float(rng.uniform(0.4, 0.6))
+        least = float(rng.uniform(0, 15))
+        r_edge, _ = dition._edge_positions(vals, radii, polarity, near=(target, least))
+        plain, _ = dition._edge_positions(vals, radii, polarity)
+        d = np.diff(vals, axis=2) * polarity[:, None, None].astype(np.float32)
+        ds = d.copy()
+        ds[..., 1:-1] = (d[..., :-2] + d[..., 2:]) * np.float32(0.25) + d[..., 1:-1] * np.float32(0.5)
+        for i in range(n):
+            for r in range(24):
+                best = None
+                for k in range(1, ds.shape[2] - 1):
+                    maximum = ds[i, r, k] >= ds[i, r, k - 1] and ds[i, r, k] > ds[i, r, k + 1] and ds[i, r, k] > least
+                    if maximum and (best is None or abs(mids[k - 1] - target) < abs(mids[best - 1] - target)):
+                        best = k
+                if best is None:
+                    assert r_edge[i, r] == plain[i, r]
+                else:  # the parabola's sub-sample radius lies within the chosen sample's step
+                    step = radii[1] - radii[0]
+                    assert abs(r_edge[i, r] - (radii[0] + (best + 0.5) * step)) <= 0.5 * step + 1e-9

@@ -950,7 +950,7 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
     Returns which (N,), the top face's centres (N, 2), their 1-sigma (N,), the rays' share on
     the circle (N,)."""
     n = len(rim_bgr)
-    beyond = np.median(rim_bgr[:, :, RIM_RADII >= 0.6, :].reshape(n, -1, 3), axis=1)  # (N, 3)
+    beyond = row_median(rim_bgr[:, :, RIM_RADII >= 0.6, :].reshape(n, -1, 3))  # (N, 3)
     ch = np.argmin(beyond, axis=1)
     vals = np.take_along_axis(rim_bgr, ch[:, None, None, None], axis=3)[..., 0]  # (N, R, K)
     step = np.maximum(params.min_rim_step, params.outline_snr * np.maximum(noise_bgr[ch], params.min_noise))
@@ -1641,8 +1641,11 @@ def _edge_positions(vals: np.ndarray, radii: np.ndarray, polarity: np.ndarray,
         target, least = near
         peak = (inner >= ds[..., :-2]) & (inner > ds[..., 2:]) & (inner > least)
         r_mid = radii[0] + (np.arange(1, ds.shape[2] - 1) + 0.5) * (radii[1] - radii[0])
-        cost = np.where(peak, np.abs(r_mid - target)[None, None, :], np.inf)
-        k = np.where(peak.any(axis=2), np.argmin(cost, axis=2) + 1, k)
+        # (the first maximum in the order of the distance to `target`, of two as far the inner
+        # one: the samples reordered once, the first one set in each row)
+        nearest = np.argsort(np.abs(r_mid - target), kind="stable")
+        first = np.argmax(peak[..., nearest], axis=2)
+        k = np.where(peak.any(axis=2), nearest[first] + 1, k)
     m = ds.shape[2]
     flat = ds.reshape(-1)
     at = np.arange(k.size).reshape(k.shape) * m + k
