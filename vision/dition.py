@@ -361,9 +361,9 @@ def detect_discs(
         near, _ = tree.query(dots, distance_upper_bound=2 * params.min_separation_board * s)
         peaks = tree.query_ball_point(dots, params.min_separation_board * s, return_length=True)
         dots = dots[(near > params.dot_snap_board * s) & (peaks < 2)]
-    from_dot = np.r_[np.zeros(len(cands), bool), np.ones(len(dots), bool)]
+    from_dot = np.concatenate([np.zeros(len(cands), bool), np.ones(len(dots), bool)])
     cands = np.concatenate([cands.reshape(-1, 2), dots.reshape(-1, 2)])
-    votes = np.r_[votes, np.zeros(len(dots))]
+    votes = np.concatenate([votes, np.zeros(len(dots))])
     if len(cands) == 0:
         return []
     centres0 = cands / s - m  # board units (top face, approximately)
@@ -426,10 +426,10 @@ def detect_discs(
     # across the dot and the rim
     n = len(cands)
     alt = np.flatnonzero(np.isfinite(alt_start[:, 0]))
-    ext = np.r_[np.arange(n), alt]
+    ext = np.concatenate([np.arange(n), alt])
     starts = np.concatenate([centres0, alt_start[alt]])
     # (from the uint8 frame, BGR or grey: quantisation << sensor noise)
-    vals, u, vals_bright, vals_bgr = _sample_profiles(frame, tables.lookup_px, starts, np.r_[DOT_RADII, RIM_RADII],
+    vals, u, vals_bright, vals_bgr = _sample_profiles(frame, tables.lookup_px, starts, np.concatenate([DOT_RADII, RIM_RADII]),
                                                       params.n_rays)
     nd = len(DOT_RADII)
     # a grey dot is neutral; the notch where two white discs touch, or the gap between three,
@@ -1925,9 +1925,9 @@ def _fit_dots_and_rims(
     c, sig, good, cover, radius = _fit_circles(
         np.concatenate([starts, starts, starts]), u, np.concatenate([d_edge, r_edge, w_edge]),
         np.concatenate([d_ok, r_ok, r_ok | w_near]),
-        np.r_[np.full(n, r_dot), np.full(n, r_top), np.full(n, r_top)],
-        np.r_[np.zeros(n, bool), np.ones(n, bool), np.zeros(n, bool)],
-        radius_tolerance=np.r_[d_tol, np.full(n, 0.25), np.full(n, 0.25)])
+        np.concatenate([np.full(n, r_dot), np.full(n, r_top), np.full(n, r_top)]),
+        np.concatenate([np.zeros(n, bool), np.ones(n, bool), np.zeros(n, bool)]),
+        radius_tolerance=np.concatenate([d_tol, np.full(n, 0.25), np.full(n, 0.25)]))
     # share of the rays whose rim agrees with one circle: all around for a real dot; rays
     # across a drawn line find its edges at 0.03 / sin(angle), which no circle fits (this
     # decides dot-only candidates: on a clipped face the notch between two touching discs looks
