@@ -1131,6 +1131,20 @@ def _frame_offset(
 
 # --- board-only geometry (cached) -------------------------------------------------------------
 @dataclass(frozen=True)
+class _CoarseCells:
+    """`_coarse_indices` of a geometry's cells (C, ...), kept with it: filled in for a cell the
+    first time it holds a stack (a new board fit pays only for its stacks, the referee's
+    next frames on the same fit for none); the one part of `_Geometry` written after its build."""
+
+    idx: np.ndarray  # (C, K, D, J') int32
+    idx_in: np.ndarray  # (C, K, D, J') int32
+    inner_ok: np.ndarray  # (C, K, D, J') bool
+    penalty: np.ndarray  # (C, D)
+    done: np.ndarray  # (C,) bool
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass(frozen=True)
 class _Geometry:
     """What `read_tops` derives from the board fit, camera model and parameters alone: where to
     sample (as `cv2.remap` maps) and the predicted outlines. Arrays are read-only."""
@@ -1153,11 +1167,8 @@ class _Geometry:
     px_per_cell: np.ndarray  # (C,)
     shift_grid: np.ndarray  # (D, 2) px
     top_px: np.ndarray  # (C, K, M, 2) float32: colour samples of the top face per height
-    # the coarse fit's board-only part on its directions (`_coarse_indices`)
-    coarse_idx: np.ndarray  # (C, K, D, J') int32
-    coarse_idx_in: np.ndarray  # (C, K, D, J') int32
-    coarse_inner_ok: np.ndarray  # (C, K, D, J') bool
-    coarse_penalty: np.ndarray  # (C, D)
+    #: the coarse fit's board-only part, worked out for a cell when it first holds a stack
+    coarse: _CoarseCells
 
 
 _GEOMETRY_CACHE: dict[tuple[Any, ...], _Geometry] = {}
@@ -1273,14 +1284,13 @@ def _build_geometry(cam: _Camera, params: TopsParams) -> _Geometry:
     map_xy, map_frac = _fixed_maps(maps[0].reshape(rows, _MAP_COLS), maps[1].reshape(rows, _MAP_COLS))
     prof_xy, prof_frac = _fixed_maps(prof_maps[0], prof_maps[1])
 
-    # the coarse fit's part (its edge profiles start k_d + 1 samples in, `_edge_profiles`)
-    k_d = max(1, round(params.edge_halfwidth_px / step))
-    js = slice(None, None, params.coarse_direction_step)
-    coarse = _coarse_indices((s_lo + (k_d + 1) * step)[:, js], hyp[:, :, js], normal[:, js], shift_grid,
-                             px_per_cell, n_s - 2 - 2 * k_d, params)
+    n_j = len(range(0, n_dir, params.coarse_direction_step))
+    n_d = shift_grid.shape[0]
+    coarse = _CoarseCells(np.zeros((n_cells, kmax, n_d, n_j), np.int32), np.zeros((n_cells, kmax, n_d, n_j), np.int32),
+                          np.zeros((n_cells, kmax, n_d, n_j), bool), np.zeros((n_cells, n_d)), np.zeros(n_cells, bool))
     geo = _Geometry(
         n_ref, n_floor, n_points, n_s, map_xy, map_frac, prof_xy, prof_frac, s_lo, hyp, s_pred,
-        np.ascontiguousarray(shift_dir_all), normal, px_per_cell, shift_grid, top_px, *coarse,
+        np.ascontiguousarray(shift_dir_all), normal, px_per_cell, shift_grid, top_px, coarse,
     )
     for value in vars(geo).values():
         if isinstance(value, np.ndarray):
@@ -1358,7 +1368,7 @@ def _read(
                         intrinsics is not None)
     sub = _cells_of(geo, occ)
     prof = _sample_profiles(frame, geo, occ, params)
-    edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, sub, params)
+    edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, sub, params, geo, occ)
     h_occ, sig_occ = _refined_heights(
         prof, wb, board_chroma, ref_rel, ref_bgr, np.ones(len(occ), bool), edge, s_edge0,
         k0, shift0, sub, params,
@@ -1380,8 +1390,7 @@ def _cells_of(geo: _Geometry, idx: np.ndarray) -> _Geometry:
 
     return replace(geo, s_lo=geo.s_lo[idx], hyp=geo.hyp[idx], s_pred=geo.s_pred[idx],
                    shift_dir=geo.shift_dir[idx], normal=geo.normal[idx], px_per_cell=geo.px_per_cell[idx],
-                   top_px=geo.top_px[idx], coarse_idx=geo.coarse_idx[idx], coarse_idx_in=geo.coarse_idx_in[idx],
-                   coarse_inner_ok=geo.coarse_inner_ok[idx], coarse_penalty=geo.coarse_penalty[idx])
+                   top_px=geo.top_px[idx])
 
 
 def _grid_camera(board: BoardFit) -> tuple[Intrinsics, float, tuple[np.ndarray, np.ndarray] | None] | None:
@@ -1544,15 +1553,26 @@ def _occupancy(
 
 
 def _coarse_heights(
-    prof: np.ndarray, wb: np.ndarray, geo: _Geometry, params: TopsParams
+    prof: np.ndarray, wb: np.ndarray, sub: _Geometry, params: TopsParams, geo: _Geometry, cells: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Edge profiles -> coarse height and shift per cell: (edge strength of the white-balanced
-    profiles, edge start, level k0 (C,), shift0 (C, 2))."""
-    edge, s_edge0 = _edge_profiles(prof, geo.s_lo, params.profile_step_px, params.edge_halfwidth_px, wb)
+    """Edge profiles of the cells `cells` (indices into CELLS; `sub` is `geo` restricted to
+    them) -> coarse height and shift per cell: (edge strength of the white-balanced profiles,
+    edge start, level k0 (C,), shift0 (C, 2))."""
+    edge, s_edge0 = _edge_profiles(prof, sub.s_lo, params.profile_step_px, params.edge_halfwidth_px, wb)
     # the coarse fit on every `coarse_direction_step`-th direction (it only picks the level)
     js = slice(None, None, params.coarse_direction_step)
-    k0, shift0 = _coarse_fit(np.ascontiguousarray(edge[:, js]), geo.coarse_idx, geo.coarse_idx_in,
-                             geo.coarse_inner_ok, geo.coarse_penalty, geo.shift_grid, params)
+    c = geo.coarse
+    first = ~c.done[cells]
+    todo = cells[first]
+    if todo.size:  # cells holding a stack for the first time on this fit
+        got = _coarse_indices(s_edge0[first][:, js], geo.hyp[todo][:, :, js], geo.normal[todo][:, js],
+                              geo.shift_grid, geo.px_per_cell[todo], edge.shape[2], params)
+        with c.lock:  # read_tops may run in several threads
+            for arr, value in zip((c.idx, c.idx_in, c.inner_ok, c.penalty), got, strict=True):
+                arr[todo] = value
+            c.done[todo] = True
+    k0, shift0 = _coarse_fit(np.ascontiguousarray(edge[:, js]), c.idx[cells], c.idx_in[cells],
+                             c.inner_ok[cells], c.penalty[cells], geo.shift_grid, params)
     return edge, s_edge0, k0, shift0
 
 
