@@ -608,6 +608,23 @@ def test_repeated_reads_on_the_same_board_reuse_nothing_stale(scenes: list[Scene
     assert len(dom._GEOMETRY_CACHE) <= dom._GEOMETRY_CACHE_SIZE
 
 
+def test_board_only_work_is_done_once_per_fit(scenes: list[Scene], monkeypatch: pytest.MonkeyPatch) -> None:
+    """What depends on the board fit alone is worked out with it, not on every frame: where each
+    height and shift puts its circle on the coarse fit's edge profiles, once for three frames;
+    the tops stay the truth (three reads of one frame)."""
+    import vision.domination as dom
+
+    a = scenes[0]
+    board = fit_from_corners(a.corners_px, "domination", a.intrinsics)
+    calls: list[int] = []
+    real = dom._coarse_indices
+    monkeypatch.setattr(dom, "_coarse_indices", lambda *args, **kw: calls.append(1) or real(*args, **kw))
+    dom._GEOMETRY_CACHE.clear()
+    for _ in range(3):
+        assert read_tops(a.image, board, intrinsics=a.intrinsics).tops == _expected_tops(a.stacks)
+    assert len(calls) == 1
+
+
 def test_edge_profiles_match_smoothed_central_differences(rng: np.random.Generator) -> None:
     """The one-kernel edge operator equals the direct form: [1 2 1]/4 smoothing along the
     profile, then the colour difference +-k samples apart, its Euclidean length."""

@@ -613,7 +613,7 @@ def _gather(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
     c, j, s = arr.shape
     base = (np.arange(c)[:, None] * j + np.arange(j)[None, :]) * s  # (C, J)
     shape = (c,) + (1,) * (idx.ndim - 2) + (j,)
-    return arr.ravel()[base.reshape(shape) + idx]
+    return np.take(arr.ravel(), base.reshape(shape) + idx)
 
 
 def _take_windows(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -621,22 +621,24 @@ def _take_windows(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
     one flat gather (np.take_along_axis is two to three times slower on these)."""
     c, j, s = arr.shape[:3]
     row = (np.arange(c)[:, None] * j + np.arange(j)[None, :]) * s
-    return arr.reshape((c * j * s,) + arr.shape[3:])[row[..., None] + idx]
+    # np.take along the first axis: indexing rows of (N, 3) by an index array is 4 times slower
+    return np.take(arr.reshape((c * j * s,) + arr.shape[3:]), row[..., None] + idx, axis=0)
 
 
 def _coarse_fit(
     edge: np.ndarray,
-    s_edge0: np.ndarray,
-    hyp: np.ndarray,
-    normal: np.ndarray,
+    idx: np.ndarray,
+    idx_in: np.ndarray,
+    inner_ok: np.ndarray,
+    penalty: np.ndarray,
     shift_grid: np.ndarray,
-    px_per_cell: np.ndarray,
     params: TopsParams,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Best (height level, image shift) per cell: its circle lies on edges, nothing inside it does.
 
     Edges are normalised per direction by the strongest one on the profile, so every direction
-    votes alike. Returns k0 (C,) in 1..K and shift0 (C, 2) px.
+    votes alike. `idx`, `idx_in`, `inner_ok` and `penalty` are the board-only part
+    (`_coarse_indices`). Returns k0 (C,) in 1..K and shift0 (C, 2) px.
     """
     import cv2
 
@@ -649,20 +651,37 @@ def _coarse_fit(
     dilated = cv2.dilate(rows, np.ones((1, 2 * win + 1), np.uint8), borderType=cv2.BORDER_REPLICATE)
     norm = dilated.reshape(edge.shape) * scale
     inner = np.maximum.accumulate(edge * scale, axis=2)
-    sh = np.einsum("cjx,dx->cdj", normal, shift_grid)  # (C, D, J) s-offset of each shift
-    idx_f = (hyp[:, :, None, :] + sh[:, None, :, :] - s_edge0[:, None, None, :]) / step
-    idx = np.clip(np.rint(idx_f).astype(np.int64), 0, n_e - 1)  # (C, K, D, J)
-    gap = params.inner_gap_px / step
-    idx_in = np.clip(np.rint(idx_f - gap).astype(np.int64), 0, n_e - 1)
     on = _gather(norm, idx)
-    inside = np.where(idx_f - gap >= 0, _gather(inner, idx_in), 0.0)
+    inside = np.where(inner_ok, _gather(inner, idx_in), 0.0)
     score = (on - params.inner_penalty * inside).mean(axis=-1)  # (C, K, D)
-    sigma_px = params.jitter_sigma * px_per_cell  # (C,)
-    d2 = (shift_grid**2).sum(axis=1)[None, :] / (sigma_px[:, None] ** 2)  # (C, D)
-    score = score - params.shift_penalty * d2[:, None, :]
+    score = score - penalty[:, None, :]
     flat = score.reshape(score.shape[0], -1).argmax(axis=1)
     k_idx, d_idx = np.unravel_index(flat, score.shape[1:])
     return k_idx + 1, shift_grid[d_idx].astype(np.float64)
+
+
+def _coarse_indices(
+    s_edge0: np.ndarray,
+    hyp: np.ndarray,
+    normal: np.ndarray,
+    shift_grid: np.ndarray,
+    px_per_cell: np.ndarray,
+    n_e: int,
+    params: TopsParams,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The board-only part of `_coarse_fit` (once per board fit): where each height and shift
+    puts its circle on the edge profiles (sample index (C, K, D, J)), the sample `inner_gap_px`
+    inside it and whether that lies on the profile, and each shift's prior penalty (C, D)."""
+    step = params.profile_step_px
+    sh = np.einsum("cjx,dx->cdj", normal, shift_grid)  # (C, D, J) s-offset of each shift
+    idx_f = (hyp[:, :, None, :] + sh[:, None, :, :] - s_edge0[:, None, None, :]) / step
+    # (int32: kept per fit and restricted to the stacks' cells on every frame)
+    idx = np.clip(np.rint(idx_f).astype(np.int32), 0, n_e - 1)  # (C, K, D, J)
+    gap = params.inner_gap_px / step
+    idx_in = np.clip(np.rint(idx_f - gap).astype(np.int32), 0, n_e - 1)
+    sigma_px = params.jitter_sigma * px_per_cell  # (C,)
+    d2 = (shift_grid**2).sum(axis=1)[None, :] / (sigma_px[:, None] ** 2)  # (C, D)
+    return idx, idx_in, idx_f - gap >= 0, params.shift_penalty * d2
 
 
 def _outline_candidates(
@@ -1039,7 +1058,6 @@ def _refine_pass(
     prior_b[:, 1] = -lam * shift0[:, 0]
     prior_b[:, 2] = -lam * shift0[:, 1]
     u = np.zeros((n_c, n_u))
-    nmat = np.tile(np.eye(n_u), (n_c, 1, 1))
     w: np.ndarray | None = None
     scales = np.linspace(params.robust_scale_start_px, params.robust_scale_px, params.refine_iterations)
     a_t = np.ascontiguousarray(a.transpose(0, 2, 1))  # (C, 4, J)
@@ -1113,6 +1131,20 @@ def _frame_offset(
 
 # --- board-only geometry (cached) -------------------------------------------------------------
 @dataclass(frozen=True)
+class _CoarseCells:
+    """`_coarse_indices` of a geometry's cells (C, ...), kept with it: filled in for a cell the
+    first time it holds a stack (a new board fit pays only for its stacks, the referee's
+    next frames on the same fit for none); the one part of `_Geometry` written after its build."""
+
+    idx: np.ndarray  # (C, K, D, J') int32
+    idx_in: np.ndarray  # (C, K, D, J') int32
+    inner_ok: np.ndarray  # (C, K, D, J') bool
+    penalty: np.ndarray  # (C, D)
+    done: np.ndarray  # (C,) bool
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass(frozen=True)
 class _Geometry:
     """What `read_tops` derives from the board fit, camera model and parameters alone: where to
     sample (as `cv2.remap` maps) and the predicted outlines. Arrays are read-only."""
@@ -1135,6 +1167,8 @@ class _Geometry:
     px_per_cell: np.ndarray  # (C,)
     shift_grid: np.ndarray  # (D, 2) px
     top_px: np.ndarray  # (C, K, M, 2) float32: colour samples of the top face per height
+    #: the coarse fit's board-only part, worked out for a cell when it first holds a stack
+    coarse: _CoarseCells
 
 
 _GEOMETRY_CACHE: dict[tuple[Any, ...], _Geometry] = {}
@@ -1250,9 +1284,13 @@ def _build_geometry(cam: _Camera, params: TopsParams) -> _Geometry:
     map_xy, map_frac = _fixed_maps(maps[0].reshape(rows, _MAP_COLS), maps[1].reshape(rows, _MAP_COLS))
     prof_xy, prof_frac = _fixed_maps(prof_maps[0], prof_maps[1])
 
+    n_j = len(range(0, n_dir, params.coarse_direction_step))
+    n_d = shift_grid.shape[0]
+    coarse = _CoarseCells(np.zeros((n_cells, kmax, n_d, n_j), np.int32), np.zeros((n_cells, kmax, n_d, n_j), np.int32),
+                          np.zeros((n_cells, kmax, n_d, n_j), bool), np.zeros((n_cells, n_d)), np.zeros(n_cells, bool))
     geo = _Geometry(
         n_ref, n_floor, n_points, n_s, map_xy, map_frac, prof_xy, prof_frac, s_lo, hyp, s_pred,
-        np.ascontiguousarray(shift_dir_all), normal, px_per_cell, shift_grid, top_px,
+        np.ascontiguousarray(shift_dir_all), normal, px_per_cell, shift_grid, top_px, coarse,
     )
     for value in vars(geo).values():
         if isinstance(value, np.ndarray):
@@ -1330,7 +1368,7 @@ def _read(
                         intrinsics is not None)
     sub = _cells_of(geo, occ)
     prof = _sample_profiles(frame, geo, occ, params)
-    edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, sub, params)
+    edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, sub, params, geo, occ)
     h_occ, sig_occ = _refined_heights(
         prof, wb, board_chroma, ref_rel, ref_bgr, np.ones(len(occ), bool), edge, s_edge0,
         k0, shift0, sub, params,
@@ -1515,17 +1553,26 @@ def _occupancy(
 
 
 def _coarse_heights(
-    prof: np.ndarray, wb: np.ndarray, geo: _Geometry, params: TopsParams
+    prof: np.ndarray, wb: np.ndarray, sub: _Geometry, params: TopsParams, geo: _Geometry, cells: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Edge profiles -> coarse height and shift per cell: (edge strength of the white-balanced
-    profiles, edge start, level k0 (C,), shift0 (C, 2))."""
-    edge, s_edge0 = _edge_profiles(prof, geo.s_lo, params.profile_step_px, params.edge_halfwidth_px, wb)
+    """Edge profiles of the cells `cells` (indices into CELLS; `sub` is `geo` restricted to
+    them) -> coarse height and shift per cell: (edge strength of the white-balanced profiles,
+    edge start, level k0 (C,), shift0 (C, 2))."""
+    edge, s_edge0 = _edge_profiles(prof, sub.s_lo, params.profile_step_px, params.edge_halfwidth_px, wb)
     # the coarse fit on every `coarse_direction_step`-th direction (it only picks the level)
     js = slice(None, None, params.coarse_direction_step)
-    k0, shift0 = _coarse_fit(
-        np.ascontiguousarray(edge[:, js]), s_edge0[:, js], geo.hyp[:, :, js], geo.normal[:, js], geo.shift_grid,
-        geo.px_per_cell, params,
-    )
+    c = geo.coarse
+    first = ~c.done[cells]
+    todo = cells[first]
+    if todo.size:  # cells holding a stack for the first time on this fit
+        got = _coarse_indices(s_edge0[first][:, js], geo.hyp[todo][:, :, js], geo.normal[todo][:, js],
+                              geo.shift_grid, geo.px_per_cell[todo], edge.shape[2], params)
+        with c.lock:  # read_tops may run in several threads
+            for arr, value in zip((c.idx, c.idx_in, c.inner_ok, c.penalty), got, strict=True):
+                arr[todo] = value
+            c.done[todo] = True
+    k0, shift0 = _coarse_fit(np.ascontiguousarray(edge[:, js]), c.idx[cells], c.idx_in[cells],
+                             c.inner_ok[cells], c.penalty[cells], geo.shift_grid, params)
     return edge, s_edge0, k0, shift0
 
 
@@ -1625,27 +1672,16 @@ def _reading(
 ) -> TopsReading:
     """The reading put together cell by cell: top letter or EMPTY, confidence (the weaker of
     the occupancy's and the colour's margins), and the heights when the camera model is known."""
-    tops: dict[str, str] = {}
-    conf: dict[str, float] = {}
-    heights: dict[str, int] = {}
-    hsig: dict[str, float] = {}
-    hest: dict[str, float] = {}
-    for i, cell in enumerate(CELLS):
-        occ_margin = abs(float(floor_sat[i]) - empty_thresh) / max(empty_thresh, 1e-6)
-        occ_conf = min(1.0, occ_margin)
-        if not occupied[i]:
-            tops[cell] = EMPTY
-            conf[cell] = occ_conf
-            heights[cell] = 0
-            hsig[cell] = 0.0
-            hest[cell] = 0.0
-            continue
-        tops[cell] = letters[int(best[i])]
-        col_conf = float(min(1.0, (d2[i] - d1[i]) / (d2[i] + d1[i] + 1e-9)))
-        conf[cell] = float(min(occ_conf, col_conf))
-        heights[cell] = int(k_final[i])
-        hsig[cell] = float(sigma_h[i])
-        hest[cell] = float(h_est[i])
+    # per cell at once (a loop over the 52 cells cost as much as the colour reading)
+    occ_conf = np.minimum(1.0, np.abs(floor_sat.astype(np.float64) - empty_thresh) / max(empty_thresh, 1e-6))
+    col_conf = np.minimum(1.0, (d2 - d1) / (d2 + d1 + 1e-9))
+    conf_v = np.where(occupied, np.minimum(occ_conf, col_conf), occ_conf).tolist()
+    letter_v = [letters[b] if o else EMPTY for b, o in zip(best.tolist(), occupied.tolist(), strict=True)]
+    tops = dict(zip(CELLS, letter_v, strict=True))
+    conf = dict(zip(CELLS, conf_v, strict=True))
+    heights = dict(zip(CELLS, np.where(occupied, k_final, 0).tolist(), strict=True))
+    hsig = dict(zip(CELLS, np.where(occupied, sigma_h, 0.0).tolist(), strict=True))
+    hest = dict(zip(CELLS, np.where(occupied, h_est, 0.0).tolist(), strict=True))
     if not with_heights:
         return TopsReading(tops, conf, None, None, None)
     return TopsReading(tops, conf, heights, hsig, hest)
