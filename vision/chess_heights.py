@@ -18,12 +18,14 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
    there the side band lies between the top's rim and the board, and a circle through every
    side's strongest edges, as this module once fitted, is as often the outline of top and band
    together: larger, nearer the nadir, a height too low.)
-   That rough rim is then read again in a window about it (`_refined_rims`; its radius held
-   within the span the heights allow about the tops' median, so a ring inside the rim does not
-   pull the window): per direction, the board-likeness of each sample on the axis from the
-   colour just inside the window (the top's edge zone, a chip's stripe) to the square's, and
-   the edge where the area under it puts a step (unbiased by the blur, to a fraction of a
-   pixel); twice, the second window about the first's circle;
+   The circle is the one most of those points agree with (`_consensus_circle`: circles
+   through three points spread over the side, the one with the most points within 0.4 px of
+   it, refitted on them): a lower man's crescent sticking out past the top, a chip's stripe or
+   printed ring and a shade put whole arcs off the rim, which a least-squares fit (even one
+   dropping points three sigmas off) follows; the consensus does not. (A rim read again in a
+   window about that circle, by the area under the board-likeness, was tried and dropped: the
+   top's rim line and the square's colour move it by up to a pixel, the same way for every
+   top of a colour on a square of a parity, and it made the heights worse.)
 3. the frame's men radius R: the radius over the ratio s the centre's displacement gives, pooled
    with weights by how far each top lies from the nadir (the displacement's resolution);
 4. per stack, a height k = Z (1 - 1 / s) / t from the radius (s = r / R) and one from the
@@ -94,12 +96,13 @@ class StackHeightParams:
     #: where the tallest stack's band is narrower than this (board units: under 3 px at 100 px
     #: a square), the band is no hindrance and every direction reads the rim
     all_sides_band: float = 0.03
-    #: samples in a row nearer the square's colour than the top's that make the board (1.5 px:
-    #: a rim line or a sample on the blurred outline is one or two)
-    board_run: int = 3
-    #: half-width (board units) of the window about a rough rim in which the rim is refined: a
-    #: man's height moves its radius by ~0.005, a ring inside the rim lies 0.05 or more inside
-    rim_window: float = 0.03
+    #: how far (board units) the profile must stay nearer the square's colour than the top's
+    #: to be the board: 0.05, ~6 px, past a chip's printed ring (0.04 R, ~2 px) and a draughts
+    #: man's grooves, and within the 0.16-0.26 between two men's rims
+    board_run: float = 0.05
+    #: a rim point agrees with a circle within this many pixels (its scatter about the rim where
+    #: the rim is clean: blur and noise move a crossing by a few tenths of a pixel)
+    rim_band_px: float = 0.4
 
 
 @dataclass(frozen=True)
@@ -147,9 +150,11 @@ def stack_heights(
     v = np.stack([-u[:, 1], u[:, 0]], 1)
     vals, rad, dirs = _profiles(frame, board, cam, expect, params)
     board_bgr = _board_colours(frame, board, cam)
-    circles = _silhouettes(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, params)
-    if params.rim_window > 0:
-        circles = _refined_rims(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, circles, params)
+    # board units a pixel: the mean side of the board's squares in the frame
+    corners = np.asarray(board.corners_px, np.float64)
+    px_per_unit = float(np.mean(np.linalg.norm(corners - np.roll(corners, 1, axis=0), axis=1))) / 8.0
+    band = params.rim_band_px / max(px_per_unit, 1e-6)
+    circles = _silhouettes(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, band, params)
     ok = np.array([c is not None for c in circles])
     if not ok.any():
         return None
@@ -236,11 +241,12 @@ def _board_colours(frame: np.ndarray, board: BoardFit, cam: Intrinsics) -> np.nd
 
 def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np.ndarray,
                  board_bgr: np.ndarray, centres: np.ndarray, nadir: np.ndarray, s_max: float,
-                 p: StackHeightParams) -> list[tuple[np.ndarray, float, float] | None]:
+                 band: float, p: StackHeightParams) -> list[tuple[np.ndarray, float, float] | None]:
     """Per stack, the top's circle from its far side's silhouette against the board: along
     each direction of the top's far side and flanks, the first radius from which the profile
-    is the square's own colour (nearer it than the top's) for `board_run` samples, to a
-    fraction of a sample where the two distances cross; a robust circle through those points."""
+    is the square's own colour (nearer it than the top's) for `board_run`, to a fraction of a
+    sample where the two distances cross; the circle most of those points agree with (within
+    `band`, board units)."""
     n, _, M, _ = vals.shape
     pts = expect[:, None, None, :] + rad[None, None, :, None] * dirs[None, :, None, :]
     parity = (np.floor(pts[..., 0]) + np.floor(pts[..., 1])).astype(np.int64) % 2
@@ -251,7 +257,7 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     d_top = np.linalg.norm(vals - top[:, None, None, :], axis=3)
     f = d_top - d_board  # > 0: nearer the board
     like = f > 0
-    run = p.board_run
+    run = max(round(p.board_run / float(rad[1] - rad[0])), 1)
     ok_run = np.ones_like(like)
     for k in range(run):
         ok_run[..., : M - k] &= like[..., k:]
@@ -272,7 +278,7 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
             out.append(None)
             continue
         q = expect[i] + rho[i, sel, None] * dirs[sel]
-        out.append(_robust_circle(q))
+        out.append(_consensus_circle(q, band, p.radius_range[0] * 0.8, p.radius_range[1] * s_max))
     return out
 
 
@@ -288,94 +294,54 @@ def _far_side(dirs: np.ndarray, centre: np.ndarray, nadir: np.ndarray, s_max: fl
     return (dirs @ u) >= math.cos(math.radians(p.far_side_deg))
 
 
-def _refined_rims(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np.ndarray,
-                  board_bgr: np.ndarray, centres: np.ndarray, nadir: np.ndarray, s_max: float,
-                  circles: list, p: StackHeightParams) -> list:
-    """The rims again, each in a window about its rough circle: per direction, where the profile
-    turns from the colour just inside the window to the square's own, by the area under the
-    board-likeness (a blurred step's area puts its edge where the step is, to a fraction of a
-    pixel, whatever the blur); the rough circle's radius held within the span the heights allow
-    about the tops' median, so a ring inside the rim does not pull the window."""
-    n, _, M, _ = vals.shape
-    step = float(rad[1] - rad[0])
-    ok = [c for c in circles if c is not None]
-    if not ok:
-        return circles
-    r_all = np.array([c[1] for c in ok])
-    out = list(circles)
-    w = p.rim_window
-    half = round(w / step)
-    offs = np.arange(-half, half + 1)
-    # the colour just inside the window: ~1 px of the top's edge zone
-    ref_n = max(round(0.01 / step), 1)
-    r_med = float(np.median(r_all))
-    for i in range(n):
-        c = circles[i]
-        if c is None:
-            continue
-        C, r = np.asarray(c[0], np.float64), float(c[1])
-        far = _far_side(dirs, centres[i], nadir, s_max, p)
-        for _ in range(2):  # the window about the rough rim, then about the refined one
-            # the tops' radii span at most the ratio s of the tallest stack to a single man
-            r = float(np.clip(r, r_med / s_max, r_med * s_max))
-            e = C - expect[i]
-            along = dirs @ e
-            cross = dirs[:, 0] * e[1] - dirs[:, 1] * e[0]
-            rho = along + np.sqrt(np.maximum(r * r - cross * cross, 0.0))
-            j0 = np.rint((rho - rad[0]) / step).astype(int)
-            idx = j0[:, None] + offs[None, :]
-            inner_idx = j0[:, None] - half - 1 - np.arange(ref_n)[None, :]
-            valid = far & (idx[:, 0] - ref_n - 1 >= 0) & (idx[:, -1] < M)
-            if valid.sum() < 8:
-                break
-            dsel = np.flatnonzero(valid)
-            win = vals[i, dsel[:, None], idx[dsel], :].astype(np.float64)  # (k, W, 3)
-            inside = vals[i, dsel[:, None], inner_idx[dsel], :].astype(np.float64).mean(axis=1)  # (k, 3)
-            pts = expect[i] + rad[idx[dsel]][..., None] * dirs[dsel][:, None, :]
-            parity = (np.floor(pts[..., 0]) + np.floor(pts[..., 1])).astype(np.int64) % 2
-            bcol = board_bgr[parity]  # (k, W, 3)
-            axis = bcol - inside[:, None, :]
-            den = np.maximum(np.sum(axis * axis, axis=2), 1e-6)
-            like = np.clip(np.sum((win - inside[:, None, :]) * axis, axis=2) / den, 0.0, 1.0)
-            # a direction whose window does not run from the top to the board holds no rim
-            good = (like[:, 0] < 0.5) & (like[:, -1] > 0.5)
-            if good.sum() < 8:
-                break
-            edge = rad[idx[dsel, 0]] + np.sum(1.0 - like, axis=1) * step - 0.5 * step
-            q = expect[i] + edge[good, None] * dirs[dsel][good]
-            fit = _robust_circle(q)
-            if fit is None:
-                break
-            out[i] = fit
-            C, r = np.asarray(fit[0]), float(fit[1])
-    return out
-
-
-def _robust_circle(q: np.ndarray) -> tuple[np.ndarray, float, float] | None:
-    """Least-squares circle through (N, 2) points, points off it by more than three robust
-    sigmas dropped (a neighbour touching the top, a shade): (centre, radius, radius sigma)."""
-    keep = np.ones(len(q), bool)
-    c, r = q.mean(axis=0), float(np.mean(np.linalg.norm(q - q.mean(axis=0), axis=1)))
-    for _ in range(4):
-        pts = q[keep]
-        if len(pts) < 8:
+def _consensus_circle(q: np.ndarray, band: float, r_min: float, r_max: float
+                      ) -> tuple[np.ndarray, float, float] | None:
+    """The circle most of the (N, 2) points `q` (in order round the side) agree with: circles
+    through three points spread over them (a quarter, a third and a half of the way apart), the
+    one of radius in [r_min, r_max] with the most points within `band`, refitted by least
+    squares on its points (centre, radius, radius sigma); None under 8 points."""
+    n = len(q)
+    if n < 8:
+        return None
+    i = np.arange(n)
+    tri = np.concatenate([np.stack([i, (i + a) % n, (i + b) % n], 1)
+                          for a, b in ((n // 4, n // 2), (n // 3, 2 * n // 3), (n // 6, n // 2))])
+    a, b, c = q[tri[:, 0]], q[tri[:, 1]], q[tri[:, 2]]
+    den = 2.0 * (a[:, 0] * (b[:, 1] - c[:, 1]) + b[:, 0] * (c[:, 1] - a[:, 1]) + c[:, 0] * (a[:, 1] - b[:, 1]))
+    valid = np.abs(den) > 1e-12
+    den = np.where(valid, den, 1.0)
+    na, nb, nc = (a * a).sum(1), (b * b).sum(1), (c * c).sum(1)
+    cen = np.stack([na * (b[:, 1] - c[:, 1]) + nb * (c[:, 1] - a[:, 1]) + nc * (a[:, 1] - b[:, 1]),
+                    na * (c[:, 0] - b[:, 0]) + nb * (a[:, 0] - c[:, 0]) + nc * (b[:, 0] - a[:, 0])], 1) / den[:, None]
+    rr = np.linalg.norm(a - cen, axis=1)
+    valid &= (rr > r_min) & (rr < r_max)
+    if not valid.any():
+        return None
+    res = np.abs(np.linalg.norm(q[None] - cen[valid][:, None], axis=2) - rr[valid][:, None])
+    votes = (res < band).sum(axis=1)
+    best = int(np.argmax(votes))
+    keep = res[best] < band
+    centre, r = cen[valid][best], float(rr[valid][best])
+    for _ in range(3):
+        if keep.sum() < 8:
             return None
+        pts = q[keep]
         for _ in range(3):
-            vec = pts - c
+            vec = pts - centre
             dn = np.maximum(np.linalg.norm(vec, axis=1), 1e-9)
             J = np.c_[-vec / dn[:, None], -np.ones(len(pts))]
             step, *_ = np.linalg.lstsq(J, -(dn - r), rcond=None)
-            c, r = c + step[:2], r + float(step[2])
-        res = np.linalg.norm(q - c, axis=1) - r
-        mad = 1.4826 * float(np.median(np.abs(res[keep])))
-        new = np.abs(res) < max(3.0 * mad, 0.003)
+            centre, r = centre + step[:2], r + float(step[2])
+        new = np.abs(np.linalg.norm(q - centre, axis=1) - r) < band
         if (new == keep).all():
             break
         keep = new
-    res = (np.linalg.norm(q - c, axis=1) - r)[keep]
-    rms = max(float(np.sqrt(np.mean(res**2))), 1e-4)
+    if keep.sum() < 8:
+        return None
+    res_k = (np.linalg.norm(q - centre, axis=1) - r)[keep]
+    rms = max(float(np.sqrt(np.mean(res_k**2))), 1e-4)
     # a circle's radius from n points on its half: about 2 rms / sqrt(n)
-    return c, r, 2.0 * rms / math.sqrt(max(keep.sum(), 1.0))
+    return centre, r, 2.0 * rms / math.sqrt(float(keep.sum()))
 
 
 def _directions(p: StackHeightParams) -> np.ndarray:
