@@ -100,6 +100,9 @@ class StackHeightParams:
     #: to be the board: 0.05, ~6 px, past a chip's printed ring (0.04 R, ~2 px) and a draughts
     #: man's grooves, and within the 0.16-0.26 between two men's rims
     board_run: float = 0.05
+    #: how much a group's rims may read off the men's radius, as a fraction of it (a rim line
+    #: and the square's colour move a rim by up to a pixel, ~2 % of a radius of 45 px)
+    group_bias: float = 0.04
     #: a rim point agrees with a circle within this many pixels (its scatter about the rim where
     #: the rim is clean: blur and noise move a crossing by a few tenths of a pixel)
     rim_band_px: float = 0.4
@@ -169,7 +172,14 @@ def stack_heights(
     s_disp = 1.0 + along / dist
     s_disp_sig = placement / dist
     # the men's radius: r / s over the stacks, weighed by how well each s is known
-    R = _pooled_radius(radius_fit[ok], radius_sig[ok], s_disp[ok], s_disp_sig[ok])
+    R_all = _pooled_radius(radius_fit[ok], radius_sig[ok], s_disp[ok], s_disp_sig[ok])
+    # per stack, the radius its group of tops (one colour, one square parity) shows: a rim is
+    # read off by up to a pixel, alike for the tops of a colour on squares of a parity
+    inner = (rad >= 0.14) & (rad <= 0.26)
+    top_bgr = np.median(vals[:, :, inner, :].reshape(len(cells), -1, 3), axis=1).astype(np.float64)
+    parity = (np.floor(centres[:, 0]) + np.floor(centres[:, 1])).astype(np.int64) % 2
+    R = _group_radii(radius_fit, radius_sig, s_disp, s_disp_sig, ok, _groups(top_bgr, parity), R_all, Z,
+                     thickness, params)
     # heights from the top's size and from its displacement; how well the size tells them is
     # measured on the frame itself: the two disagree by both errors (a rim misplaced by the
     # side band, a ring or a shade under it is far more often than the fit's own scatter says)
@@ -210,7 +220,56 @@ def stack_heights(
     heights = {c: int(np.clip(np.rint(v), 1, params.max_height)) for c, v in estimate.items()}
     top_centre = {cells[i]: (float(centre_fit[i, 0]), float(centre_fit[i, 1])) for i in good}
     top_radius = {cells[i]: float(radius_fit[i]) for i in good}
-    return StackHeights(heights, sigma, estimate, float(R), scale, top_centre, top_radius)
+    return StackHeights(heights, sigma, estimate, float(R_all), scale, top_centre, top_radius)
+
+
+def _groups(top_bgr: np.ndarray, parity: np.ndarray) -> np.ndarray:
+    """Group ids (N,) of the tops: one square parity and colours within 0.25 in log BGR (the
+    tops reader's distance for telling a piece's colour from a square's) of the group's first."""
+    lg = np.log(top_bgr + 16.0)
+    group = np.full(len(top_bgr), -1)
+    heads: list[int] = []
+    for i in range(len(top_bgr)):
+        for g, h in enumerate(heads):
+            if parity[h] == parity[i] and float(np.linalg.norm(lg[i] - lg[h])) < 0.25:
+                group[i] = g
+                break
+        else:
+            heads.append(i)
+            group[i] = len(heads) - 1
+    return group
+
+
+def _group_radii(r: np.ndarray, r_sig: np.ndarray, s_disp: np.ndarray, s_disp_sig: np.ndarray,
+                 ok: np.ndarray, group: np.ndarray, R_all: float, Z: float, t: float,
+                 p: StackHeightParams) -> np.ndarray:
+    """Per stack, the men's radius as its group's rims show it (N,): the radius R that best
+    explains the group's tops as whole pieces, each top's likelihood summed over the heights
+    1..max of its radius R s_k (sigma: its fit's, at least 0.2 px: the scatter of a group's
+    rims about their common offset) and of its displacement's height; a top no height explains
+    (a wrong rim) weighs no more than its displacement alone. Within `group_bias` of the pooled
+    R (a prior of a quarter of that as sigma); a group under 3 tops keeps the pooled R."""
+    ks = np.arange(1, p.max_height + 1, dtype=np.float64)
+    s_k = Z / (Z - ks * t)
+    k_disp = Z * (1.0 - 1.0 / s_disp) / t
+    sig_disp = np.maximum(Z / (t * s_disp**2) * s_disp_sig, 1e-6)
+    grid = R_all * (1.0 + np.linspace(-p.group_bias, p.group_bias, 161))
+    prior = -0.5 * ((grid / R_all - 1.0) / (0.25 * p.group_bias)) ** 2
+    out = np.full(len(r), R_all)
+    # 0.2 px where a square is ~120 px
+    sr = np.hypot(np.nan_to_num(r_sig, nan=1.0), 0.0015)
+    for g in np.unique(group):
+        m = np.flatnonzero((group == g) & ok)
+        if len(m) < 3:
+            continue
+        zr = (r[m][None, :, None] - grid[:, None, None] * s_k[None, None, :]) / sr[m][None, :, None]
+        zd = (k_disp[m][None, :, None] - ks[None, None, :]) / sig_disp[m][None, :, None]
+        ll = -0.5 * (zr**2 + zd**2)
+        top = ll.max(axis=2)
+        lik = top + np.log(np.exp(ll - top[..., None]).sum(axis=2))
+        lik = np.maximum(lik, -8.0 - 0.5 * zd.min(axis=2) ** 2)
+        out[m] = grid[int(np.argmax(lik.sum(axis=1) + prior))]
+    return out
 
 
 def _pooled_radius(r: np.ndarray, r_sig: np.ndarray, s: np.ndarray, s_sig: np.ndarray) -> float:
