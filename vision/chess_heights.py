@@ -316,15 +316,24 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     d_top = np.linalg.norm(vals - top[:, None, None, :], axis=3)
     f = d_top - d_board  # > 0: nearer the board
     like = f > 0
-    run = max(round(p.board_run / float(rad[1] - rad[0])), 1)
-    ok_run = np.ones_like(like)
-    for k in range(run):
-        ok_run[..., : M - k] &= like[..., k:]
-        ok_run[..., M - k:] = False
     start = int(np.searchsorted(rad, p.radius_range[0] * 0.8))
-    ok_run[..., :start] = False
-    first = np.argmax(ok_run, axis=2)  # (n, D)
-    found = ok_run.max(axis=2) & (first > start)
+
+    def first_run(length: float) -> tuple[np.ndarray, np.ndarray]:
+        run = max(round(length / float(rad[1] - rad[0])), 1)
+        ok_run = np.ones_like(like)
+        for k in range(run):
+            ok_run[..., : M - k] &= like[..., k:]
+            ok_run[..., M - k:] = False
+        ok_run[..., :start] = False
+        first = np.argmax(ok_run, axis=2)  # (n, D)
+        return first, ok_run.max(axis=2) & (first > start)
+
+    first, found = first_run(p.board_run)
+    # where the profile does not stay the square's colour that far (a neighbour close by, the
+    # profile's end), 1.5 px of it (a rim line or a sample on the blurred outline is one or two)
+    first_short, found_short = first_run(0.015)
+    first = np.where(found, first, first_short)
+    found = found | found_short
     j = np.maximum(first, 1)
     f1 = np.take_along_axis(f, j[..., None], 2)[..., 0]
     f0 = np.take_along_axis(f, (j - 1)[..., None], 2)[..., 0]
@@ -337,7 +346,11 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
             out.append(None)
             continue
         q = expect[i] + rho[i, sel, None] * dirs[sel]
-        out.append(_consensus_circle(q, band, p.radius_range[0] * 0.8, p.radius_range[1] * s_max))
+        # where fewer than 8 points agree (a rim broken by stripes, a blurred or low-contrast
+        # edge), a least-squares circle through them all: a rough rim rather than none (the
+        # displacement still tells the height, and the radius's sigma says how rough)
+        out.append(_consensus_circle(q, band, p.radius_range[0] * 0.8, p.radius_range[1] * s_max)
+                   or _robust_circle(q))
     return out
 
 
@@ -401,6 +414,32 @@ def _consensus_circle(q: np.ndarray, band: float, r_min: float, r_max: float
     rms = max(float(np.sqrt(np.mean(res_k**2))), 1e-4)
     # a circle's radius from n points on its half: about 2 rms / sqrt(n)
     return centre, r, 2.0 * rms / math.sqrt(float(keep.sum()))
+
+
+def _robust_circle(q: np.ndarray) -> tuple[np.ndarray, float, float] | None:
+    """Least-squares circle through (N, 2) points, points off it by more than three robust
+    sigmas dropped: (centre, radius, radius sigma)."""
+    keep = np.ones(len(q), bool)
+    c, r = q.mean(axis=0), float(np.mean(np.linalg.norm(q - q.mean(axis=0), axis=1)))
+    for _ in range(4):
+        pts = q[keep]
+        if len(pts) < 8:
+            return None
+        for _ in range(3):
+            vec = pts - c
+            dn = np.maximum(np.linalg.norm(vec, axis=1), 1e-9)
+            J = np.c_[-vec / dn[:, None], -np.ones(len(pts))]
+            step, *_ = np.linalg.lstsq(J, -(dn - r), rcond=None)
+            c, r = c + step[:2], r + float(step[2])
+        res = np.linalg.norm(q - c, axis=1) - r
+        mad = 1.4826 * float(np.median(np.abs(res[keep])))
+        new = np.abs(res) < max(3.0 * mad, 0.003)
+        if (new == keep).all():
+            break
+        keep = new
+    res = (np.linalg.norm(q - c, axis=1) - r)[keep]
+    rms = max(float(np.sqrt(np.mean(res**2))), 1e-4)
+    return c, r, 2.0 * rms / math.sqrt(max(keep.sum(), 1.0))
 
 
 def _directions(p: StackHeightParams) -> np.ndarray:
