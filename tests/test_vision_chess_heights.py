@@ -117,9 +117,11 @@ def _a8_turned(fit: object, corners_px: np.ndarray, intr: Intrinsics | None) -> 
 
 @pytest.mark.parametrize("calibrated", [True, False])
 def test_heights_of_men_on_a_chessboard_with_honest_sigmas(frames: list, calibrated: bool) -> None:
-    """Measured, not yet good: the benchmark's figures are ~60 % exact with the camera model and
-    ~57 % without (the kit reader's 96 % is the target); what is claimed must hold: most within
-    one piece, and each height's sigma as wide as its error (a Gaussian's median |z| is 0.67)."""
+    """Measured, not yet good: the benchmark's figures are ~66 % exact with the camera model and
+    ~61 % without (the kit reader's 96 % is the target); what is claimed must hold: on these
+    frames 80 / 59 % exact (67 / 48 % with the least-squares rims of before, which also put
+    7 % more than a piece off), 97 % within one piece, and each height's sigma as wide as its
+    error (a Gaussian's median |z| is 0.67)."""
     err, z = [], []
     for r, stacks, intr, corners in frames:
         k = intr if calibrated else None
@@ -132,8 +134,8 @@ def test_heights_of_men_on_a_chessboard_with_honest_sigmas(frames: list, calibra
                 z.append((got.estimate[cell] - len(stack)) / got.sigma[cell])
     e = np.asarray(err)
     assert e.size >= 60
-    assert np.mean(e == 0) >= (0.55 if calibrated else 0.42), np.mean(e == 0)
-    assert np.mean(np.abs(e) <= 1) >= 0.8, np.mean(np.abs(e) <= 1)
+    assert np.mean(e == 0) >= (0.72 if calibrated else 0.53), np.mean(e == 0)
+    assert np.mean(np.abs(e) <= 1) >= 0.95, np.mean(np.abs(e) <= 1)
     assert 0.35 <= float(np.median(np.abs(z))) <= 1.3, float(np.median(np.abs(z)))
 
 

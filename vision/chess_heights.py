@@ -12,22 +12,26 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
 1. radial colour profiles in the board plane around the top the tops reader expects;
 2. on the top's far side and flanks (away from the nadir) the top face is the stack's outline
    against the squares: along each such direction, the first place from which the profile is
-   nearer the square's own colour (`_board_colours`, by the squares' parity) than the top's,
-   for a few samples, to a fraction of a sample where the two distances cross; a robust
-   circle through those points gives the top's centre and radius. (The near side is not used:
-   there the side band lies between the top's rim and the board, and a circle through every
-   side's strongest edges, as this module once fitted, is as often the outline of top and band
-   together: larger, nearer the nadir, a height too low.)
+   nearer the square's own colour (`_board_colours`, by the squares' parity) than the top's
+   for 0.05 squares (past a chip's printed ring; 1.5 px where the profile does not stay so
+   that far), to a fraction of a sample where the two distances cross. (The near side is not
+   used: there the side band lies between the top's rim and the board, and a circle through
+   every side's strongest edges, as this module once fitted, is as often the outline of top
+   and band together: larger, nearer the nadir, a height too low.)
    The circle is the one most of those points agree with (`_consensus_circle`: circles
    through three points spread over the side, the one with the most points within 0.4 px of
    it, refitted on them): a lower man's crescent sticking out past the top, a chip's stripe or
    printed ring and a shade put whole arcs off the rim, which a least-squares fit (even one
    dropping points three sigmas off) follows; the consensus does not. (A rim read again in a
    window about that circle, by the area under the board-likeness, was tried and dropped: the
-   top's rim line and the square's colour move it by up to a pixel, the same way for every
-   top of a colour on a square of a parity, and it made the heights worse.)
+   top's rim line and the square's colour move it by up to a pixel, and it made the heights
+   worse.)
 3. the frame's men radius R: the radius over the ratio s the centre's displacement gives, pooled
-   with weights by how far each top lies from the nadir (the displacement's resolution);
+   with weights by how far each top lies from the nadir (the displacement's resolution); then
+   per group of tops (one colour on squares of one parity: a rim line darker than the top
+   against a light square reads the rim up to a pixel inside, alike for the whole group) the R
+   that best explains the group's rims as whole pieces with their displacements
+   (`_group_radii`);
 4. per stack, a height k = Z (1 - 1 / s) / t from the radius (s = r / R) and one from the
    displacement (a man's off-centre placement is its noise: measured across the nadir
    direction, where no height moves a top), how well the radius tells it measured on the frame
@@ -37,8 +41,9 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
 What it reaches (`benchmarks/bench_vision_chess.py`): see the README's Figures. What limits it:
 the displacement alone cannot reach far (a man lies up to 0.03 squares off its square's centre
 as sigma, one piece moves a top 3 squares from the nadir by 0.035); the radius grows by only
-1.2 % a piece (~0.4 px), and the silhouette's radius scatters by ~0.5 px (a lower man sticking
-out past the top, a ring or a chip's stripe nearer the squares' colour than the top's): with
+1.2 % a piece (~0.4 px), and the silhouette's radius still scatters by ~0.5 px (median error
+0.0048 squares over the benchmark's stacks; the rim line's pull differs from top to top, a
+low-contrast edge: red on red): with the true top circles the heights are 99 % exact; with
 the true top centres, a radius measured to 0.2 px would give ~87 % exact, the displacement
 alone ~63 %. Tried and not kept: the scale of each top's radial pattern (rings, a printed
 ring) against the median pattern of the tops of its colour, the centre from each direction's
