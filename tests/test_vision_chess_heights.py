@@ -51,9 +51,9 @@ def test_top_circles_found_where_the_camera_puts_them(scenes: list[tuple]) -> No
     (with its placement jitter) carried out from the camera's nadir by s = Z / (Z - k t), radius
     the men's radius times s. A circle through the outline of top and side band together (or a
     ring inside the rim) is 0.02-0.1 squares off; one man's height moves a top 3 squares from
-    the nadir by ~0.035 and its radius by ~0.005. The rim read again in a window about the rough
-    one, to a fraction of a pixel (the area under the board-likeness), brings the radius's
-    median error under 0.008 squares (0.0109 with the rough rim alone)."""
+    the nadir by ~0.035 and its radius by ~0.005. The circle most rim points agree with brings
+    the radius's median error under 0.008 squares (0.0109 with a least-squares fit that drops
+    points three sigmas off)."""
     centre_err, radius_err = [], []
     for r, stacks, intr, corners, cam, men in scenes:
         fit = _a8_turned(find_board(r.image, game="domination", intrinsics=intr), corners, intr)
@@ -73,6 +73,42 @@ def test_top_circles_found_where_the_camera_puts_them(scenes: list[tuple]) -> No
     assert float(np.median(e)) < 0.008, float(np.median(e))
 
 
+def test_a_chips_rim_is_its_edge_not_its_printed_ring() -> None:
+    """White and yellow poker chips with dark stripes on a wooden board's dark squares: the
+    chip's printed ring (0.7 of its radius, as dark as the square) is nearer the square's colour
+    than the top's, and was read as the rim on most chips (radius 0.13 squares short); the
+    board is now where the profile stays the square's colour for 0.05 squares, and the circle
+    is the one most rim points agree with (a dark stripe at the rim puts a few points 0.08
+    inside). Against the truth (the top man's radius times s = Z / (Z - k t))."""
+    from hardware.sim.chessboard import ChessBoard
+    from hardware.sim.men import PIECE_COLOURS, Men
+    from vision.geometry import fit_from_corners
+
+    err = []
+    for seed in (41, 42, 43):
+        rng = np.random.default_rng(seed)
+        men = Men(kind="chip", stripe_bgr=(40, 40, 44), diameter=0.8, jitter=0.02)
+        colours = {"W": PIECE_COLOURS["W"], "Y": PIECE_COLOURS["Y"]}
+        cam = random_camera(rng, "domination")
+        stacks = {c: "".join(rng.choice(list(colours), size=int(rng.integers(1, 6))))
+                  for c in playable_cells() if rng.random() < 0.5}
+        r = render_domination(stacks, cam, rng, colours=colours, options=RenderOptions(), board=ChessBoard(),
+                              men=men)
+        intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
+        fit = fit_from_corners(np.asarray(r.truth["corners_px"], np.float64), "domination", intr)
+        got = stack_heights(r.image, fit, sorted(stacks), intrinsics=intr, thickness=0.12)
+        assert got is not None
+        Z = -float(cam.centre_world[2])
+        for cell, stack in stacks.items():
+            s = Z / (Z - len(stack) * 0.12)
+            err.append(got.top_radius_board.get(cell, np.nan) - men.diameter / 2 * s)
+    e = np.abs(np.asarray(err))
+    assert e.size >= 60
+    # one man's height moves the radius by ~0.005
+    assert float(np.nanmedian(e)) < 0.006, float(np.nanmedian(e))
+    assert np.mean(e < 0.01) >= 0.7, np.mean(e < 0.01)
+
+
 def _a8_turned(fit: object, corners_px: np.ndarray, intr: Intrinsics | None) -> object:
     errs = [float(np.linalg.norm(np.roll(fit.corners_px, -k, axis=0) - corners_px, axis=1).max())  # type: ignore[attr-defined]
             for k in range(4)]
@@ -81,9 +117,11 @@ def _a8_turned(fit: object, corners_px: np.ndarray, intr: Intrinsics | None) -> 
 
 @pytest.mark.parametrize("calibrated", [True, False])
 def test_heights_of_men_on_a_chessboard_with_honest_sigmas(frames: list, calibrated: bool) -> None:
-    """Measured, not yet good: the benchmark's figures are ~60 % exact with the camera model and
-    ~57 % without (the kit reader's 96 % is the target); what is claimed must hold: most within
-    one piece, and each height's sigma as wide as its error (a Gaussian's median |z| is 0.67)."""
+    """Measured, not yet good: the benchmark's figures are ~66 % exact with the camera model and
+    ~61 % without (the kit reader's 96 % is the target); what is claimed must hold: on these
+    frames 80 / 59 % exact (67 / 48 % with the least-squares rims of before, which also put
+    7 % more than a piece off), 97 % within one piece, and each height's sigma as wide as its
+    error (a Gaussian's median |z| is 0.67)."""
     err, z = [], []
     for r, stacks, intr, corners in frames:
         k = intr if calibrated else None
@@ -96,8 +134,8 @@ def test_heights_of_men_on_a_chessboard_with_honest_sigmas(frames: list, calibra
                 z.append((got.estimate[cell] - len(stack)) / got.sigma[cell])
     e = np.asarray(err)
     assert e.size >= 60
-    assert np.mean(e == 0) >= (0.55 if calibrated else 0.42), np.mean(e == 0)
-    assert np.mean(np.abs(e) <= 1) >= 0.8, np.mean(np.abs(e) <= 1)
+    assert np.mean(e == 0) >= (0.72 if calibrated else 0.53), np.mean(e == 0)
+    assert np.mean(np.abs(e) <= 1) >= 0.95, np.mean(np.abs(e) <= 1)
     assert 0.35 <= float(np.median(np.abs(z))) <= 1.3, float(np.median(np.abs(z)))
 
 

@@ -12,20 +12,26 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
 1. radial colour profiles in the board plane around the top the tops reader expects;
 2. on the top's far side and flanks (away from the nadir) the top face is the stack's outline
    against the squares: along each such direction, the first place from which the profile is
-   nearer the square's own colour (`_board_colours`, by the squares' parity) than the top's,
-   for a few samples, to a fraction of a sample where the two distances cross; a robust
-   circle through those points gives the top's centre and radius. (The near side is not used:
-   there the side band lies between the top's rim and the board, and a circle through every
-   side's strongest edges, as this module once fitted, is as often the outline of top and band
-   together: larger, nearer the nadir, a height too low.)
-   That rough rim is then read again in a window about it (`_refined_rims`; its radius held
-   within the span the heights allow about the tops' median, so a ring inside the rim does not
-   pull the window): per direction, the board-likeness of each sample on the axis from the
-   colour just inside the window (the top's edge zone, a chip's stripe) to the square's, and
-   the edge where the area under it puts a step (unbiased by the blur, to a fraction of a
-   pixel); twice, the second window about the first's circle;
+   nearer the square's own colour (`_board_colours`, by the squares' parity) than the top's
+   for 0.05 squares (past a chip's printed ring; 1.5 px where the profile does not stay so
+   that far), to a fraction of a sample where the two distances cross. (The near side is not
+   used: there the side band lies between the top's rim and the board, and a circle through
+   every side's strongest edges, as this module once fitted, is as often the outline of top
+   and band together: larger, nearer the nadir, a height too low.)
+   The circle is the one most of those points agree with (`_consensus_circle`: circles
+   through three points spread over the side, the one with the most points within 0.4 px of
+   it, refitted on them): a lower man's crescent sticking out past the top, a chip's stripe or
+   printed ring and a shade put whole arcs off the rim, which a least-squares fit (even one
+   dropping points three sigmas off) follows; the consensus does not. (A rim read again in a
+   window about that circle, by the area under the board-likeness, was tried and dropped: the
+   top's rim line and the square's colour move it by up to a pixel, and it made the heights
+   worse.)
 3. the frame's men radius R: the radius over the ratio s the centre's displacement gives, pooled
-   with weights by how far each top lies from the nadir (the displacement's resolution);
+   with weights by how far each top lies from the nadir (the displacement's resolution); then
+   per group of tops (one colour on squares of one parity: a rim line darker than the top
+   against a light square reads the rim up to a pixel inside, alike for the whole group) the R
+   that best explains the group's rims as whole pieces with their displacements
+   (`_group_radii`);
 4. per stack, a height k = Z (1 - 1 / s) / t from the radius (s = r / R) and one from the
    displacement (a man's off-centre placement is its noise: measured across the nadir
    direction, where no height moves a top), how well the radius tells it measured on the frame
@@ -35,8 +41,9 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
 What it reaches (`benchmarks/bench_vision_chess.py`): see the README's Figures. What limits it:
 the displacement alone cannot reach far (a man lies up to 0.03 squares off its square's centre
 as sigma, one piece moves a top 3 squares from the nadir by 0.035); the radius grows by only
-1.2 % a piece (~0.4 px), and the silhouette's radius scatters by ~0.5 px (a lower man sticking
-out past the top, a ring or a chip's stripe nearer the squares' colour than the top's): with
+1.2 % a piece (~0.4 px), and the silhouette's radius still scatters by ~0.5 px (median error
+0.0048 squares over the benchmark's stacks; the rim line's pull differs from top to top, a
+low-contrast edge: red on red): with the true top circles the heights are 99 % exact; with
 the true top centres, a radius measured to 0.2 px would give ~87 % exact, the displacement
 alone ~63 %. Tried and not kept: the scale of each top's radial pattern (rings, a printed
 ring) against the median pattern of the tops of its colour, the centre from each direction's
@@ -94,12 +101,16 @@ class StackHeightParams:
     #: where the tallest stack's band is narrower than this (board units: under 3 px at 100 px
     #: a square), the band is no hindrance and every direction reads the rim
     all_sides_band: float = 0.03
-    #: samples in a row nearer the square's colour than the top's that make the board (1.5 px:
-    #: a rim line or a sample on the blurred outline is one or two)
-    board_run: int = 3
-    #: half-width (board units) of the window about a rough rim in which the rim is refined: a
-    #: man's height moves its radius by ~0.005, a ring inside the rim lies 0.05 or more inside
-    rim_window: float = 0.03
+    #: how far (board units) the profile must stay nearer the square's colour than the top's
+    #: to be the board: 0.05, ~6 px, past a chip's printed ring (0.04 R, ~2 px) and a draughts
+    #: man's grooves, and within the 0.16-0.26 between two men's rims
+    board_run: float = 0.05
+    #: how much a group's rims may read off the men's radius, as a fraction of it (a rim line
+    #: and the square's colour move a rim by up to a pixel, ~2 % of a radius of 45 px)
+    group_bias: float = 0.04
+    #: a rim point agrees with a circle within this many pixels (its scatter about the rim where
+    #: the rim is clean: blur and noise move a crossing by a few tenths of a pixel)
+    rim_band_px: float = 0.4
 
 
 @dataclass(frozen=True)
@@ -147,9 +158,11 @@ def stack_heights(
     v = np.stack([-u[:, 1], u[:, 0]], 1)
     vals, rad, dirs = _profiles(frame, board, cam, expect, params)
     board_bgr = _board_colours(frame, board, cam)
-    circles = _silhouettes(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, params)
-    if params.rim_window > 0:
-        circles = _refined_rims(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, circles, params)
+    # board units a pixel: the mean side of the board's squares in the frame
+    corners = np.asarray(board.corners_px, np.float64)
+    px_per_unit = float(np.mean(np.linalg.norm(corners - np.roll(corners, 1, axis=0), axis=1))) / 8.0
+    band = params.rim_band_px / max(px_per_unit, 1e-6)
+    circles = _silhouettes(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, band, params)
     ok = np.array([c is not None for c in circles])
     if not ok.any():
         return None
@@ -164,7 +177,14 @@ def stack_heights(
     s_disp = 1.0 + along / dist
     s_disp_sig = placement / dist
     # the men's radius: r / s over the stacks, weighed by how well each s is known
-    R = _pooled_radius(radius_fit[ok], radius_sig[ok], s_disp[ok], s_disp_sig[ok])
+    R_all = _pooled_radius(radius_fit[ok], radius_sig[ok], s_disp[ok], s_disp_sig[ok])
+    # per stack, the radius its group of tops (one colour, one square parity) shows: a rim is
+    # read off by up to a pixel, alike for the tops of a colour on squares of a parity
+    inner = (rad >= 0.14) & (rad <= 0.26)
+    top_bgr = np.median(vals[:, :, inner, :].reshape(len(cells), -1, 3), axis=1).astype(np.float64)
+    parity = (np.floor(centres[:, 0]) + np.floor(centres[:, 1])).astype(np.int64) % 2
+    R = _group_radii(radius_fit, radius_sig, s_disp, s_disp_sig, ok, _groups(top_bgr, parity), R_all, Z,
+                     thickness, params)
     # heights from the top's size and from its displacement; how well the size tells them is
     # measured on the frame itself: the two disagree by both errors (a rim misplaced by the
     # side band, a ring or a shade under it is far more often than the fit's own scatter says)
@@ -205,7 +225,56 @@ def stack_heights(
     heights = {c: int(np.clip(np.rint(v), 1, params.max_height)) for c, v in estimate.items()}
     top_centre = {cells[i]: (float(centre_fit[i, 0]), float(centre_fit[i, 1])) for i in good}
     top_radius = {cells[i]: float(radius_fit[i]) for i in good}
-    return StackHeights(heights, sigma, estimate, float(R), scale, top_centre, top_radius)
+    return StackHeights(heights, sigma, estimate, float(R_all), scale, top_centre, top_radius)
+
+
+def _groups(top_bgr: np.ndarray, parity: np.ndarray) -> np.ndarray:
+    """Group ids (N,) of the tops: one square parity and colours within 0.25 in log BGR (the
+    tops reader's distance for telling a piece's colour from a square's) of the group's first."""
+    lg = np.log(top_bgr + 16.0)
+    group = np.full(len(top_bgr), -1)
+    heads: list[int] = []
+    for i in range(len(top_bgr)):
+        for g, h in enumerate(heads):
+            if parity[h] == parity[i] and float(np.linalg.norm(lg[i] - lg[h])) < 0.25:
+                group[i] = g
+                break
+        else:
+            heads.append(i)
+            group[i] = len(heads) - 1
+    return group
+
+
+def _group_radii(r: np.ndarray, r_sig: np.ndarray, s_disp: np.ndarray, s_disp_sig: np.ndarray,
+                 ok: np.ndarray, group: np.ndarray, R_all: float, Z: float, t: float,
+                 p: StackHeightParams) -> np.ndarray:
+    """Per stack, the men's radius as its group's rims show it (N,): the radius R that best
+    explains the group's tops as whole pieces, each top's likelihood summed over the heights
+    1..max of its radius R s_k (sigma: its fit's, at least 0.2 px: the scatter of a group's
+    rims about their common offset) and of its displacement's height; a top no height explains
+    (a wrong rim) weighs no more than its displacement alone. Within `group_bias` of the pooled
+    R (a prior of a quarter of that as sigma); a group under 3 tops keeps the pooled R."""
+    ks = np.arange(1, p.max_height + 1, dtype=np.float64)
+    s_k = Z / (Z - ks * t)
+    k_disp = Z * (1.0 - 1.0 / s_disp) / t
+    sig_disp = np.maximum(Z / (t * s_disp**2) * s_disp_sig, 1e-6)
+    grid = R_all * (1.0 + np.linspace(-p.group_bias, p.group_bias, 161))
+    prior = -0.5 * ((grid / R_all - 1.0) / (0.25 * p.group_bias)) ** 2
+    out = np.full(len(r), R_all)
+    # 0.2 px where a square is ~120 px
+    sr = np.hypot(np.nan_to_num(r_sig, nan=1.0), 0.0015)
+    for g in np.unique(group):
+        m = np.flatnonzero((group == g) & ok)
+        if len(m) < 3:
+            continue
+        zr = (r[m][None, :, None] - grid[:, None, None] * s_k[None, None, :]) / sr[m][None, :, None]
+        zd = (k_disp[m][None, :, None] - ks[None, None, :]) / sig_disp[m][None, :, None]
+        ll = -0.5 * (zr**2 + zd**2)
+        top = ll.max(axis=2)
+        lik = top + np.log(np.exp(ll - top[..., None]).sum(axis=2))
+        lik = np.maximum(lik, -8.0 - 0.5 * zd.min(axis=2) ** 2)
+        out[m] = grid[int(np.argmax(lik.sum(axis=1) + prior))]
+    return out
 
 
 def _pooled_radius(r: np.ndarray, r_sig: np.ndarray, s: np.ndarray, s_sig: np.ndarray) -> float:
@@ -236,11 +305,12 @@ def _board_colours(frame: np.ndarray, board: BoardFit, cam: Intrinsics) -> np.nd
 
 def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np.ndarray,
                  board_bgr: np.ndarray, centres: np.ndarray, nadir: np.ndarray, s_max: float,
-                 p: StackHeightParams) -> list[tuple[np.ndarray, float, float] | None]:
+                 band: float, p: StackHeightParams) -> list[tuple[np.ndarray, float, float] | None]:
     """Per stack, the top's circle from its far side's silhouette against the board: along
     each direction of the top's far side and flanks, the first radius from which the profile
-    is the square's own colour (nearer it than the top's) for `board_run` samples, to a
-    fraction of a sample where the two distances cross; a robust circle through those points."""
+    is the square's own colour (nearer it than the top's) for `board_run`, to a fraction of a
+    sample where the two distances cross; the circle most of those points agree with (within
+    `band`, board units)."""
     n, _, M, _ = vals.shape
     pts = expect[:, None, None, :] + rad[None, None, :, None] * dirs[None, :, None, :]
     parity = (np.floor(pts[..., 0]) + np.floor(pts[..., 1])).astype(np.int64) % 2
@@ -251,15 +321,24 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     d_top = np.linalg.norm(vals - top[:, None, None, :], axis=3)
     f = d_top - d_board  # > 0: nearer the board
     like = f > 0
-    run = p.board_run
-    ok_run = np.ones_like(like)
-    for k in range(run):
-        ok_run[..., : M - k] &= like[..., k:]
-        ok_run[..., M - k:] = False
     start = int(np.searchsorted(rad, p.radius_range[0] * 0.8))
-    ok_run[..., :start] = False
-    first = np.argmax(ok_run, axis=2)  # (n, D)
-    found = ok_run.max(axis=2) & (first > start)
+
+    def first_run(length: float) -> tuple[np.ndarray, np.ndarray]:
+        run = max(round(length / float(rad[1] - rad[0])), 1)
+        ok_run = np.ones_like(like)
+        for k in range(run):
+            ok_run[..., : M - k] &= like[..., k:]
+            ok_run[..., M - k:] = False
+        ok_run[..., :start] = False
+        first = np.argmax(ok_run, axis=2)  # (n, D)
+        return first, ok_run.max(axis=2) & (first > start)
+
+    first, found = first_run(p.board_run)
+    # where the profile does not stay the square's colour that far (a neighbour close by, the
+    # profile's end), 1.5 px of it (a rim line or a sample on the blurred outline is one or two)
+    first_short, found_short = first_run(0.015)
+    first = np.where(found, first, first_short)
+    found = found | found_short
     j = np.maximum(first, 1)
     f1 = np.take_along_axis(f, j[..., None], 2)[..., 0]
     f0 = np.take_along_axis(f, (j - 1)[..., None], 2)[..., 0]
@@ -272,7 +351,11 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
             out.append(None)
             continue
         q = expect[i] + rho[i, sel, None] * dirs[sel]
-        out.append(_robust_circle(q))
+        # where fewer than 8 points agree (a rim broken by stripes, a blurred or low-contrast
+        # edge), a least-squares circle through them all: a rough rim rather than none (the
+        # displacement still tells the height, and the radius's sigma says how rough)
+        out.append(_consensus_circle(q, band, p.radius_range[0] * 0.8, p.radius_range[1] * s_max)
+                   or _robust_circle(q))
     return out
 
 
@@ -288,72 +371,59 @@ def _far_side(dirs: np.ndarray, centre: np.ndarray, nadir: np.ndarray, s_max: fl
     return (dirs @ u) >= math.cos(math.radians(p.far_side_deg))
 
 
-def _refined_rims(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np.ndarray,
-                  board_bgr: np.ndarray, centres: np.ndarray, nadir: np.ndarray, s_max: float,
-                  circles: list, p: StackHeightParams) -> list:
-    """The rims again, each in a window about its rough circle: per direction, where the profile
-    turns from the colour just inside the window to the square's own, by the area under the
-    board-likeness (a blurred step's area puts its edge where the step is, to a fraction of a
-    pixel, whatever the blur); the rough circle's radius held within the span the heights allow
-    about the tops' median, so a ring inside the rim does not pull the window."""
-    n, _, M, _ = vals.shape
-    step = float(rad[1] - rad[0])
-    ok = [c for c in circles if c is not None]
-    if not ok:
-        return circles
-    r_all = np.array([c[1] for c in ok])
-    out = list(circles)
-    w = p.rim_window
-    half = round(w / step)
-    offs = np.arange(-half, half + 1)
-    # the colour just inside the window: ~1 px of the top's edge zone
-    ref_n = max(round(0.01 / step), 1)
-    r_med = float(np.median(r_all))
-    for i in range(n):
-        c = circles[i]
-        if c is None:
-            continue
-        C, r = np.asarray(c[0], np.float64), float(c[1])
-        far = _far_side(dirs, centres[i], nadir, s_max, p)
-        for _ in range(2):  # the window about the rough rim, then about the refined one
-            # the tops' radii span at most the ratio s of the tallest stack to a single man
-            r = float(np.clip(r, r_med / s_max, r_med * s_max))
-            e = C - expect[i]
-            along = dirs @ e
-            cross = dirs[:, 0] * e[1] - dirs[:, 1] * e[0]
-            rho = along + np.sqrt(np.maximum(r * r - cross * cross, 0.0))
-            j0 = np.rint((rho - rad[0]) / step).astype(int)
-            idx = j0[:, None] + offs[None, :]
-            inner_idx = j0[:, None] - half - 1 - np.arange(ref_n)[None, :]
-            valid = far & (idx[:, 0] - ref_n - 1 >= 0) & (idx[:, -1] < M)
-            if valid.sum() < 8:
-                break
-            dsel = np.flatnonzero(valid)
-            win = vals[i, dsel[:, None], idx[dsel], :].astype(np.float64)  # (k, W, 3)
-            inside = vals[i, dsel[:, None], inner_idx[dsel], :].astype(np.float64).mean(axis=1)  # (k, 3)
-            pts = expect[i] + rad[idx[dsel]][..., None] * dirs[dsel][:, None, :]
-            parity = (np.floor(pts[..., 0]) + np.floor(pts[..., 1])).astype(np.int64) % 2
-            bcol = board_bgr[parity]  # (k, W, 3)
-            axis = bcol - inside[:, None, :]
-            den = np.maximum(np.sum(axis * axis, axis=2), 1e-6)
-            like = np.clip(np.sum((win - inside[:, None, :]) * axis, axis=2) / den, 0.0, 1.0)
-            # a direction whose window does not run from the top to the board holds no rim
-            good = (like[:, 0] < 0.5) & (like[:, -1] > 0.5)
-            if good.sum() < 8:
-                break
-            edge = rad[idx[dsel, 0]] + np.sum(1.0 - like, axis=1) * step - 0.5 * step
-            q = expect[i] + edge[good, None] * dirs[dsel][good]
-            fit = _robust_circle(q)
-            if fit is None:
-                break
-            out[i] = fit
-            C, r = np.asarray(fit[0]), float(fit[1])
-    return out
+def _consensus_circle(q: np.ndarray, band: float, r_min: float, r_max: float
+                      ) -> tuple[np.ndarray, float, float] | None:
+    """The circle most of the (N, 2) points `q` (in order round the side) agree with: circles
+    through three points spread over them (a quarter, a third and a half of the way apart), the
+    one of radius in [r_min, r_max] with the most points within `band`, refitted by least
+    squares on its points (centre, radius, radius sigma); None under 8 points."""
+    n = len(q)
+    if n < 8:
+        return None
+    i = np.arange(n)
+    tri = np.concatenate([np.stack([i, (i + a) % n, (i + b) % n], 1)
+                          for a, b in ((n // 4, n // 2), (n // 3, 2 * n // 3), (n // 6, n // 2))])
+    a, b, c = q[tri[:, 0]], q[tri[:, 1]], q[tri[:, 2]]
+    den = 2.0 * (a[:, 0] * (b[:, 1] - c[:, 1]) + b[:, 0] * (c[:, 1] - a[:, 1]) + c[:, 0] * (a[:, 1] - b[:, 1]))
+    valid = np.abs(den) > 1e-12
+    den = np.where(valid, den, 1.0)
+    na, nb, nc = (a * a).sum(1), (b * b).sum(1), (c * c).sum(1)
+    cen = np.stack([na * (b[:, 1] - c[:, 1]) + nb * (c[:, 1] - a[:, 1]) + nc * (a[:, 1] - b[:, 1]),
+                    na * (c[:, 0] - b[:, 0]) + nb * (a[:, 0] - c[:, 0]) + nc * (b[:, 0] - a[:, 0])], 1) / den[:, None]
+    rr = np.linalg.norm(a - cen, axis=1)
+    valid &= (rr > r_min) & (rr < r_max)
+    if not valid.any():
+        return None
+    res = np.abs(np.linalg.norm(q[None] - cen[valid][:, None], axis=2) - rr[valid][:, None])
+    votes = (res < band).sum(axis=1)
+    best = int(np.argmax(votes))
+    keep = res[best] < band
+    centre, r = cen[valid][best], float(rr[valid][best])
+    for _ in range(3):
+        if keep.sum() < 8:
+            return None
+        pts = q[keep]
+        for _ in range(3):
+            vec = pts - centre
+            dn = np.maximum(np.linalg.norm(vec, axis=1), 1e-9)
+            J = np.c_[-vec / dn[:, None], -np.ones(len(pts))]
+            step, *_ = np.linalg.lstsq(J, -(dn - r), rcond=None)
+            centre, r = centre + step[:2], r + float(step[2])
+        new = np.abs(np.linalg.norm(q - centre, axis=1) - r) < band
+        if (new == keep).all():
+            break
+        keep = new
+    if keep.sum() < 8:
+        return None
+    res_k = (np.linalg.norm(q - centre, axis=1) - r)[keep]
+    rms = max(float(np.sqrt(np.mean(res_k**2))), 1e-4)
+    # a circle's radius from n points on its half: about 2 rms / sqrt(n)
+    return centre, r, 2.0 * rms / math.sqrt(float(keep.sum()))
 
 
 def _robust_circle(q: np.ndarray) -> tuple[np.ndarray, float, float] | None:
     """Least-squares circle through (N, 2) points, points off it by more than three robust
-    sigmas dropped (a neighbour touching the top, a shade): (centre, radius, radius sigma)."""
+    sigmas dropped: (centre, radius, radius sigma)."""
     keep = np.ones(len(q), bool)
     c, r = q.mean(axis=0), float(np.mean(np.linalg.norm(q - q.mean(axis=0), axis=1)))
     for _ in range(4):
@@ -374,7 +444,6 @@ def _robust_circle(q: np.ndarray) -> tuple[np.ndarray, float, float] | None:
         keep = new
     res = (np.linalg.norm(q - c, axis=1) - r)[keep]
     rms = max(float(np.sqrt(np.mean(res**2))), 1e-4)
-    # a circle's radius from n points on its half: about 2 rms / sqrt(n)
     return c, r, 2.0 * rms / math.sqrt(max(keep.sum(), 1.0))
 
 
