@@ -379,7 +379,8 @@ def learn_chess_colours(
 #: an 8-bit channel whose median over a top is this bright is clipped by the sensor (255 less
 #: the few levels noise and JPEG move it): the colour there is at least that bright, no more known
 #: (taking a clipped channel as a lower bound in the distances too read glaring white tops as
-#: black ones with glare: 9 colour errors on 54 boards against 5)
+#: black ones with glare: 9 colour errors on 54 boards against 5; only a colour itself as bright
+#: as the clip at the cell's light level agrees with a clipped channel, `_distances`)
 _CLIPPED = 250.0
 
 
@@ -395,16 +396,30 @@ def _without_glare(bgr: np.ndarray, clipped: np.ndarray, colours: np.ndarray, ca
     return np.maximum(bgr[:, None, :] - g[..., None], 1.0)
 
 
+def _distances(clean: np.ndarray, clipped: np.ndarray, model: np.ndarray, clip_level: np.ndarray) -> np.ndarray:
+    """(n, L): log-BGR distances of each cell's colour, glare taken off per piece colour (`clean`
+    (n, L, 3)), to the piece colours. A channel `clipped` by the sensor agrees with a colour that
+    is itself at least as bright as the clip at the cell's light level (`clip_level` (n, 3), in
+    the colours' units): it only says "at least this bright" (a cream learnt at 274 where its
+    light level is a little low read a paler grey's 212 where it clipped at 259: the glare taken
+    off for the grey brought it nearer). A colour below the clip is not excused: glare taken off
+    a clipped channel lowers it, and a lower bound that low would fit any darker colour."""
+    diff = _log(clean) - model[None]
+    agrees = clipped[:, None, :] & (model[None] >= _log(clip_level)[:, None, :])
+    return np.linalg.norm(np.where(agrees, np.maximum(diff, 0.0), diff), axis=2)
+
+
 def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.ndarray], cap: np.ndarray,
-            model: np.ndarray, d_empty: np.ndarray, sep: np.ndarray, closure: np.ndarray, p: ChessTopsParams
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            model: np.ndarray, d_empty: np.ndarray, sep: np.ndarray, closure: np.ndarray, p: ChessTopsParams,
+            clip_level: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Distances of the centre (n,) and the top (n, L) to the piece colours (`clipped`: their
-    channels clipped by the sensor), glare up to `cap` taken off; which cells hold a piece (see
-    `ChessTopsParams`); the glare of the nearest colour."""
+    channels clipped by the sensor, at `clip_level` (n, 3) in the colours' units), glare up to
+    `cap` taken off; which cells hold a piece (see `ChessTopsParams`); the glare of the nearest
+    colour."""
     colours = np.exp(model)
-    d_base = np.linalg.norm(_log(_without_glare(base, clipped[0], colours, cap)) - model[None], axis=2).min(axis=1)
+    d_base = _distances(_without_glare(base, clipped[0], colours, cap), clipped[0], model, clip_level).min(axis=1)
     clean = _without_glare(top, clipped[1], colours, cap)
-    d_top = np.linalg.norm(_log(clean) - model[None], axis=2)
+    d_top = _distances(clean, clipped[1], model, clip_level)
     # a piece shows its colour at the centre or, on a tall stack seen aslant, at its top
     d_base = np.minimum(d_base, d_top.min(axis=1))
     # how clearly the centre is its square rather than the nearest piece colour: 1 when it is
@@ -482,7 +497,7 @@ def read_chess_tops(
     cap = np.full(len(CELLS), np.inf)
     for _ in range(2):
         d_base, d_top, piece, glare = _decide(base / lvl, top / lvl, (base >= _CLIPPED, top >= _CLIPPED), cap, model,
-                                              d_empty, sep, energy, params)
+                                              d_empty, sep, energy, params, _CLIPPED / lvl)
         # a top clipped in a channel shows no glare there, only that it is at least that bright
         # (white tops under the lamp: counted as 0 they denied the black tops beside them theirs)
         cap = 1.33 * _glare_field(glare, piece & ~(top >= _CLIPPED).all(axis=1)) + 8.0
