@@ -994,8 +994,25 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
     # radius too, but a black neighbour's face runs on beyond; the rays the halfway crossing puts
     # on the circle count as before)
     high_beyond = np.where(RIM_RADII > rho + RIM_REACH_BOARD, vals, -np.inf).max(axis=2)
+    # (or a shadow, not a dark face, beyond: its soft fall-off runs on past the reach, 10-50
+    # levels under the face, where a black neighbour's face is darker than `black_ratio` of it
+    # (the reader's own bound between a black face and a white one), and deep enough that its
+    # halfway level stands the step out (two steps: an edge located as the crossings above are;
+    # clipped paper's slow slopes onto a drawn line or a neighbour's shadow drop 5-10 levels at
+    # the circle, jpeg frame 8); there the face must hold at the sensor's white up to the rim's
+    # reach inside the circle: bare paper among the discs' shadows slopes down into them from
+    # well inside, 220-250 (seed 1 glare frame 17), and the face is clipped
+    # free of noise in that channel (its robust sigma inside the rim at most `max_clipped_noise`:
+    # clipped pixels carry none; bright paper just below the sensor's white, the sensor's noise
+    # added after the clip, 242-254, steps a few noise sigmas into its own unevenness on some
+    # rays, seed 1 objects frame 8)
+    inner_vals = vals[..., inner].reshape(n, -1)
+    inner_mid = np.median(inner_vals, axis=1)
+    noiseless = 1.4826 * np.median(np.abs(inner_vals - inner_mid[:, None]), axis=1) <= params.max_clipped_noise
+    shadow_beyond = ((low_out >= params.black_ratio * face) & (face - low_out > 2.0 * step[:, None])
+                     & (low_in >= params.clip_level) & noiseless[:, None])
     on |= (np.isfinite(low_out) & (face - low_out > step[:, None]) & (face - low_in <= step[:, None])
-           & (high_beyond - low_out > step[:, None]))
+           & ((high_beyond - low_out > step[:, None]) | shadow_beyond))
     cover = on.mean(axis=1)
     return good & (cover >= 0.75), c, sig, cover
 
