@@ -28,6 +28,8 @@ from vision.errors import VisionError
 from vision.resize import halved_width
 
 SNAPSHOT_EVENTS = {"move", "illegal", "end", "answer", "question", "warning", "start", "resolved"}
+#: checks in a row that must find the board no longer over-exposed before the page says so
+EXPOSURE_CLEAR_CHECKS = 2
 #: picture versions, unique across referees (a new match's referee never repeats an old one's)
 _PICTURE_VERSIONS = itertools.count(1)
 
@@ -94,6 +96,7 @@ class Referee:
         #: where the board shows pure white to the camera (`Game.exposure`), or None: looked at
         #: when the board is found, when hands leave it and with the board's periodic check
         self.exposure: dict[str, Any] | None = None
+        self._exposure_clear_checks = 0
         self.last_frame: np.ndarray | None = None
         #: the camera's own smaller picture of `last_frame` (`hardware.source.Preview`: the Pi
         #: camera's lores stream), for the page's picture; None from sources without one
@@ -252,7 +255,15 @@ class Referee:
         found = self.spec.exposure(image, self.board, intrinsics=self.intrinsics,
                                    disc_thickness=self.disc_thickness,
                                    turns=int(getattr(self.match, "view_turns", 0)))
-        before, self.exposure = self.exposure, found
+        before = self.exposure
+        if found is None and before is not None:
+            # gone only when two checks in a row say so: a light on the edge of clipping (or a
+            # sleeve's shadow over the hot spot) would otherwise flap the notice on and off
+            self._exposure_clear_checks += 1
+            if self._exposure_clear_checks < EXPOSURE_CLEAR_CHECKS:
+                return []
+        self._exposure_clear_checks = 0
+        self.exposure = found
         if found is not None and before is None:
             return [{"type": "warning", "code": "overexposed", "text": found["text"],
                      "overexposed": {k: found[k] for k in ("share", "disc_areas", "box_board")}}]

@@ -14,6 +14,7 @@ import numpy as np
 
 from hardware.sim import RenderOptions, SimDisc, look_at_board, render_dition
 from referee.log import MatchLog
+from referee.loop import LoopSettings
 from referee.service import RefereeService
 from referee.simsteps import Pace
 from referee.simtable import scripted_table
@@ -65,3 +66,22 @@ def test_an_over_exposed_board_is_said_once_where_on_the_page_and_when_it_is_gon
     # gone with the lamp
     assert after["exposure"] is None
     assert [e for e in events if e.get("code") == "exposure_ok"]
+
+
+def test_a_single_check_without_the_glare_does_not_flap_the_notice(tmp_path: Path) -> None:
+    """A light on the edge of clipping, or a sleeve's shadow over the hot spot for a moment: one
+    check that finds no clipped patch between two that do neither ends the notice nor says it
+    again; two checks in a row without it end it."""
+    plain, hot = _frames()
+    service = RefereeService(
+        MatchLog(tmp_path / "db.sqlite"),
+        lambda restart: scripted_table("dition", 4, pace=Pace(still=2, hand=3, verdict=5), size=(640, 480)),
+        game="dition", source_spec="sim:dition:4")
+    ref = service.referee
+    ref.settings = LoopSettings(refind_every=1)  # the board (and its exposure) checked every frame
+    codes: list[list[str]] = []
+    with service._lock:
+        for block in ([plain] * 6, [hot] * 6, [plain], [hot] * 6, [plain] * 6):
+            events = [e for image in block for e in ref.process(image)]
+            codes.append([e["code"] for e in events if e.get("code") in ("overexposed", "exposure_ok")])
+    assert codes == [[], ["overexposed"], [], [], ["exposure_ok"]], codes
