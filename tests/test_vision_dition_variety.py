@@ -3,6 +3,7 @@ or decorations, measured on frames of the varied simulated table with their grou
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 from scipy.spatial import cKDTree
@@ -296,3 +297,19 @@ def test_bare_paper_among_noisy_or_blurred_rims_is_not_a_disc(camera: str, frame
     was read as a white disc. A face as even as the noise is within twice it and a grey level."""
     discs, found = _bench_frame(1, frame, Variety(camera=camera))
     assert _score(discs, found)[:3] == (0, 0, 0)
+
+
+def test_white_discs_on_office_paper_as_light_as_them_are_found() -> None:
+    """White discs on office paper (variety benchmark, seed 1, frame 4: 140 discs): the face is
+    as light as the paper (no contrast to show), its outline a soft shadow 15-25 grey levels deep
+    on paper of 3 levels of noise, which steps 8-14 levels over 0.04 diameters on one ray, under
+    4 noise sigmas on half of them; 21 white discs were missed. Read on each ray averaged with its
+    neighbours (the outline runs on round the circle, the noise does not) it closes all round."""
+    discs, found = _bench_frame(1, 4, Variety(board="printed"))
+    missed, phantoms, colours, median = _score(discs, found)
+    # (OpenCV draws the frame: the floor's 4.10 draws another one, 22 missed before, where one
+    # white disc hemmed in by its neighbours has only its dot's candidate, its rim fitted on 11
+    # rays of 24, one short of the half a dot-only candidate needs)
+    floor_cv = tuple(int(v) for v in cv2.__version__.split(".")[:2]) < (4, 11)
+    assert (missed, phantoms, colours) in ((0, 0, 0), (1, 0, 0) if floor_cv else (0, 0, 0))
+    assert median < 0.005

@@ -90,6 +90,9 @@ OUTSIDE_RING_BOARD = (0.6, 0.68)
 #: a printed line around a candidate steps on at least this share of its rays (a disc's outline
 #: on paper clipped as white as its face is its side and its shadow: strong on some rays only)
 PRINTED_LINE_SHARE = 0.75
+#: the noise of a profile averaged with its two neighbouring rays' (`_across_rays`), in units of
+#: one ray's: sqrt(1/4 + 2/16)
+ACROSS_RAYS_NOISE = math.sqrt(0.375)
 #: the robust sigma (MAD) of one whole grey level: a face's spread is read in whole levels
 EVEN_FACE_LEVELS = 1.4826
 #: the most samples a step the lens leaves sharp spans at half its peak along a ray (the rim
@@ -544,6 +547,19 @@ def detect_discs(
     if span > 1 and len(light):
         closure[light] = _outline_closure(vals[light][:, :, nd:], rim_edges[2], band[light], min_step[light],
                                           polarity[light], span)
+    # (a disc's outline is a circle: its step runs on across neighbouring rays, 15 degrees apart,
+    # where the noise does not. On each ray's profile averaged with its two neighbours' (1/4,
+    # 1/2, 1/4) the noise falls to sqrt(3/8) of one ray's, and the bound of `outline_snr` sigmas
+    # with it (not the floor: a codec's blocks run across rays): a white face on office paper as
+    # light as it, its outline a soft shadow 15-25 levels deep on paper of 3 levels of noise,
+    # steps 8-14 levels over 0.04 diameters, under 4 sigmas of one ray. A line or an edge
+    # tangent to the circle runs across rays too: this closure speaks only where the face must
+    # also show its round dot on an even face, `light_board` below)
+    closure_across = np.zeros(len(cands))
+    if len(light):
+        step_across = max(params.min_rim_step, params.outline_snr * noise * ACROSS_RAYS_NOISE)
+        closure_across[light] = _outline_closure(_across_rays(vals[light][:, :, nd:]), rim_edges[2], band[light],
+                                                 np.full(len(light), step_across), polarity[light], span)
     if vals_bright is not vals:
         # (and in grey + (B - R), where a black disc on blue felt differs from it; that channel
         # carries the noise of three: sqrt(3) times the steps)
@@ -685,7 +701,8 @@ def detect_discs(
     # radius fits its rim on as many rays as the outline must close on: a letter among letters
     # (a board's printed text) finds its neighbours' strokes on the circle, not one rim)
     dot_outline = uniform & (outline_cover >= params.min_closure)
-    light_board = one_surface & even_face & ((closed & dot_round & (~from_dot | dot_outline))
+    light_board = one_surface & even_face & (((closed | (closure_across >= params.min_closure)) & dot_round
+                                              & (~from_dot | dot_outline))
                                              | (~from_dot & half_closed & dot_seen
                                                 & (vote_score >= params.min_outline_votes)))
     # (the clipped faces' rules were made for vote peaks of `clipped_vote_fraction` of a circle)
@@ -1248,6 +1265,12 @@ def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_s
     d2 = (rim_vals[..., 2 * span + lo:2 * span + hi] - rim_vals[..., lo:hi]) \
         * polarity.astype(rim_vals.dtype)[:, None, None]
     return ((d2 > min_step[:, None, None]) & (rr[None, None, lo:hi] < limit)).any(axis=2).mean(axis=1)
+
+
+def _across_rays(rim_vals: np.ndarray) -> np.ndarray:
+    """The profiles `rim_vals` (N, R, K) averaged with their two neighbouring rays' (the rays run
+    round the circle: weights 1/4, 1/2, 1/4; independent noise falls to `ACROSS_RAYS_NOISE`)."""
+    return 0.5 * rim_vals + 0.25 * (np.roll(rim_vals, 1, axis=1) + np.roll(rim_vals, -1, axis=1))
 
 
 def _rim_span(rim_vals: np.ndarray, fitted: np.ndarray, rays: np.ndarray, polarity: np.ndarray,
