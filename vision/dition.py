@@ -552,19 +552,6 @@ def detect_discs(
     if span > 1 and len(light):
         closure[light] = _outline_closure(vals[light][:, :, nd:], rim_edges[2], band[light], min_step[light],
                                           polarity[light], span)
-    # (a disc's outline is a circle: its step runs on across neighbouring rays, 15 degrees apart,
-    # where the noise does not. On each ray's profile averaged with its two neighbours' (1/4,
-    # 1/2, 1/4) the noise falls to sqrt(3/8) of one ray's, and the bound of `outline_snr` sigmas
-    # with it (not the floor: a codec's blocks run across rays): a white face on office paper as
-    # light as it, its outline a soft shadow 15-25 levels deep on paper of 3 levels of noise,
-    # steps 8-14 levels over 0.04 diameters, under 4 sigmas of one ray. A line or an edge
-    # tangent to the circle runs across rays too: this closure speaks only where the face must
-    # also show its round dot on an even face, `light_board` below)
-    closure_across = np.zeros(len(cands))
-    if len(light):
-        step_across = max(params.min_rim_step, params.outline_snr * noise * ACROSS_RAYS_NOISE)
-        closure_across[light] = _outline_closure(_across_rays(vals[light][:, :, nd:]), rim_edges[2], band[light],
-                                                 np.full(len(light), step_across), polarity[light], span)
     if vals_bright is not vals:
         # (and in grey + (B - R), where a black disc on blue felt differs from it; that channel
         # carries the noise of three: sqrt(3) times the steps)
@@ -706,8 +693,22 @@ def detect_discs(
     # radius fits its rim on as many rays as the outline must close on: a letter among letters
     # (a board's printed text) finds its neighbours' strokes on the circle, not one rim)
     dot_outline = uniform & (outline_cover >= params.min_closure)
-    light_board = one_surface & even_face & (((closed | (closure_across >= params.min_closure)) & dot_round
-                                              & (~from_dot | dot_outline))
+    # (a disc's outline is a circle: its step runs on across neighbouring rays, 15 degrees apart,
+    # where the noise does not. On each ray's profile averaged with its two neighbours' (1/4,
+    # 1/2, 1/4) the noise falls to sqrt(3/8) of one ray's, and the bound of `outline_snr` sigmas
+    # with it (not the floor: a codec's blocks run across rays): a white face on office paper as
+    # light as it, its outline a soft shadow 15-25 levels deep on paper of 3 levels of noise,
+    # steps 8-14 levels over 0.04 diameters, under 4 sigmas of one ray. A line or an edge
+    # tangent to the circle runs across rays too: this closure speaks only for a light face that
+    # shows its round dot on an even face)
+    closed_across = np.zeros(len(cands), bool)
+    ask = np.flatnonzero(~is_black & ~closed & one_surface & even_face & dot_round & (~from_dot | dot_outline))
+    if len(ask):
+        step_across = max(params.min_rim_step, params.outline_snr * noise * ACROSS_RAYS_NOISE)
+        closed_across[ask] = _outline_closure(_across_rays(vals[ask][:, :, nd:]), rim_edges[2], band[ask],
+                                              np.full(len(ask), step_across), polarity[ask],
+                                              span) >= params.min_closure
+    light_board = one_surface & even_face & (((closed | closed_across) & dot_round & (~from_dot | dot_outline))
                                              | (~from_dot & half_closed & dot_seen
                                                 & (vote_score >= params.min_outline_votes)))
     # (the clipped faces' rules were made for vote peaks of `clipped_vote_fraction` of a circle)
