@@ -343,3 +343,14 @@ def test_a_dark_rim_beside_a_drawn_line_is_fitted_on_the_rays_clear_of_the_ink()
 def _truth_at(discs, x: float, y: float) -> tuple[float, float]:
     (d,) = [d for d in discs if np.hypot(d.x - x, d.y - y) < 0.01]
     return d.x, d.y
+
+
+def test_a_white_disc_in_a_motion_blurred_hot_spot_is_found() -> None:
+    """A 7-px motion blur over a hot spot on the kit's paper (variety benchmark, seed 1, frame 8):
+    a white disc at (1.29, 3.26), its face at grey 253 on paper as light, its outline a crescent
+    of shadow smeared along the blur, its grey dot in view, was missed. Its vote peak lies off
+    its centre and its fits start from its dot: its face is read there too (it is found with the
+    across-rays closure left out as well)."""
+    discs, found = _bench_frame(1, 8, Variety(camera="motion"))
+    missed, phantoms, colours, _median = _score(discs, found)
+    assert (missed, phantoms, colours) == (0, 0, 0)
