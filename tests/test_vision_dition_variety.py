@@ -354,3 +354,15 @@ def test_a_white_disc_in_a_motion_blurred_hot_spot_is_found() -> None:
     discs, found = _bench_frame(1, 8, Variety(camera="motion"))
     missed, phantoms, colours, _median = _score(discs, found)
     assert (missed, phantoms, colours) == (0, 0, 0)
+
+
+def test_bare_paper_clipped_among_black_discs_shadows_is_not_a_disc() -> None:
+    """Office paper in a hot spot (variety benchmark, seed 1, frame 17): at (7.35, 2.45) bare
+    paper clipped in all three channels, hemmed in by three black discs whose shadows close half
+    a ring around it, 22 levels over the board 5 diameters around, was read as a white disc. It
+    shows no dot and no rim; the ring of shadows alone must close on three quarters of the rays."""
+    discs, found = _bench_frame(1, 17, Variety(board="printed"))
+    missed, _phantoms, colours, _median = _score(discs, found)
+    assert (missed, colours) == (0, 0)
+    f = np.array([d.centre_board for d in found])
+    assert np.min(np.hypot(*(f - (7.35, 2.45)).T)) > 0.3

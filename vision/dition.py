@@ -767,6 +767,13 @@ def detect_discs(
         sigma[j] = np.sqrt(1.0 / wj + 0.003**2)
     free = keep & neutral & (clipped_ok | (round_outline & ((closed & differs & (beside | dot_round)) | light_board))
                              | proven)
+    # (a face clipped in all three channels with no dot seen and no rim fitted, in grey or in
+    # colour, shows only the ring of the shadows around it: bare paper clipped in a hot spot among
+    # black discs has theirs, closed on half the rays (office paper, seed 1 frame 17: 22 levels
+    # over the board 5 diameters around, read white); such a ring must close on three quarters of
+    # the rays, as the clipped face's outline in colour must (`_clipped_outline`, which may still
+    # prove it below; clipped off-round discs with no rim fit close on 0.875-1)
+    free &= ~(saturated & ~dot_ok & ~outline_ok & ~rim_in_colour & (closure < 0.75))
     # a white face clipped at the sensor's white in every channel, on paper that one channel
     # still shows (warm paper under glare keeps its blue): its outline in that channel
     if vals_bgr is not None and face_colour is not None:
