@@ -3,6 +3,7 @@ or decorations, measured on frames of the varied simulated table with their grou
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 from scipy.spatial import cKDTree
@@ -312,3 +313,72 @@ def test_bare_paper_among_noisy_or_blurred_rims_is_not_a_disc(camera: str, frame
     was read as a white disc. A face as even as the noise is within twice it and a grey level."""
     discs, found = _bench_frame(1, frame, Variety(camera=camera))
     assert _score(discs, found)[:3] == (0, 0, 0)
+
+
+def test_white_discs_on_office_paper_as_light_as_them_are_found() -> None:
+    """White discs on office paper (variety benchmark, seed 1, frame 4: 140 discs): the face is
+    as light as the paper (no contrast to show), its outline a soft shadow 15-25 grey levels deep
+    on paper of 3 levels of noise, which steps 8-14 levels over 0.04 diameters on one ray, under
+    4 noise sigmas on half of them; 21 white discs were missed. Read on each ray averaged with its
+    neighbours (the outline runs on round the circle, the noise does not) it closes all round."""
+    discs, found = _bench_frame(1, 4, Variety(board="printed"))
+    missed, phantoms, colours, median = _score(discs, found)
+    # (OpenCV draws the frame: the floor's 4.10 draws another one, 22 missed before, where one
+    # white disc hemmed in by its neighbours has only its dot's candidate, its rim fitted on 11
+    # rays of 24, one short of the half a dot-only candidate needs)
+    floor_cv = tuple(int(v) for v in cv2.__version__.split(".")[:2]) < (4, 11)
+    assert (missed, phantoms, colours) in ((0, 0, 0), (1, 0, 0) if floor_cv else (0, 0, 0))
+    assert median < 0.005
+
+
+def test_a_white_face_is_read_around_its_dot_when_its_vote_peak_lies_off_it() -> None:
+    """A white disc on office paper beside a corner of the drawn squares (variety benchmark, seed
+    1, frame 29, at (1.53, 19.46)) votes with its shadow side: its peak lies 0.12 off its centre,
+    and its fits start from its dot. Its face read around the peak took in the dot on one side
+    and the rim on the other (spread 7.4 levels, as uneven as print) and it was missed; read
+    around its dot it is as even as the paper's noise."""
+    discs, found = _bench_frame(1, 29, Variety(board="printed"))
+    missed, phantoms, colours, median = _score(discs, found)
+    assert (missed, phantoms, colours) == (0, 0, 0)
+    assert median < 0.005
+
+
+def test_a_dark_rim_beside_a_drawn_line_is_fitted_on_the_rays_clear_of_the_ink() -> None:
+    """A glossy black disc (no dot) in a corner of the drawn squares (variety benchmark, seed 1,
+    frame 21, at (3.52, 3.54)): on the rays towards the corner the rim's step lies on the line's
+    edge, and the fit over all rays is 0.011 off round, over the bound a dark face's outline is
+    held to (a letter's 0.02-0.05), and the disc was missed. Fitted on the rays clear of the ink
+    it is round to 0.004 and found, within 0.01 of its centre."""
+    discs, found = _bench_frame(1, 21, Variety(disc="glossy"))
+    missed, phantoms, colours, _median = _score(discs, found)
+    assert (missed, phantoms, colours) == (0, 0, 0)
+    f = np.array([d.centre_board for d in found])
+    assert np.min(np.hypot(*(f - (_truth_at(discs, 3.52, 3.54))).T)) < 0.01
+
+
+def _truth_at(discs, x: float, y: float) -> tuple[float, float]:
+    (d,) = [d for d in discs if np.hypot(d.x - x, d.y - y) < 0.01]
+    return d.x, d.y
+
+
+def test_a_white_disc_in_a_motion_blurred_hot_spot_is_found() -> None:
+    """A 7-px motion blur over a hot spot on the kit's paper (variety benchmark, seed 1, frame 8):
+    a white disc at (1.29, 3.26), its face at grey 253 on paper as light, its outline a crescent
+    of shadow smeared along the blur, its grey dot in view, was missed. Its vote peak lies off
+    its centre and its fits start from its dot: its face is read there too (it is found with the
+    across-rays closure left out as well)."""
+    discs, found = _bench_frame(1, 8, Variety(camera="motion"))
+    missed, phantoms, colours, _median = _score(discs, found)
+    assert (missed, phantoms, colours) == (0, 0, 0)
+
+
+def test_bare_paper_clipped_among_black_discs_shadows_is_not_a_disc() -> None:
+    """Office paper in a hot spot (variety benchmark, seed 1, frame 17): at (7.35, 2.45) bare
+    paper clipped in all three channels, hemmed in by three black discs whose shadows close half
+    a ring around it, 22 levels over the board 5 diameters around, was read as a white disc. It
+    shows no dot and no rim; the ring of shadows alone must close on three quarters of the rays."""
+    discs, found = _bench_frame(1, 17, Variety(board="printed"))
+    missed, _phantoms, colours, _median = _score(discs, found)
+    assert (missed, colours) == (0, 0)
+    f = np.array([d.centre_board for d in found])
+    assert np.min(np.hypot(*(f - (7.35, 2.45)).T)) > 0.3

@@ -90,6 +90,9 @@ OUTSIDE_RING_BOARD = (0.6, 0.68)
 #: a printed line around a candidate steps on at least this share of its rays (a disc's outline
 #: on paper clipped as white as its face is its side and its shadow: strong on some rays only)
 PRINTED_LINE_SHARE = 0.75
+#: the noise of a profile averaged with its two neighbouring rays' (`_across_rays`), in units of
+#: one ray's: sqrt(1/4 + 2/16)
+ACROSS_RAYS_NOISE = math.sqrt(0.375)
 #: the robust sigma (MAD) of one whole grey level: a face's spread is read in whole levels
 EVEN_FACE_LEVELS = 1.4826
 #: the most samples a step the lens leaves sharp spans at half its peak along a ray (the rim
@@ -401,6 +404,11 @@ def detect_discs(
         if snap.any():
             centres0[snap] = all_dots[j_dot[snap]] / s - m
             clear[snap] = _clipped_annulus(rect, all_dots[j_dot[snap]], params)
+            # (and its face is read around that start too: around a peak 0.1 off the centre the
+            # face ring takes in the dot on one side and the rim on the other, and a white face
+            # on paper as light as it, as even as a face is, looked as uneven as print)
+            face_idx[snap] = _ring_indices(rect.shape, all_dots[j_dot[snap]], tuple(r * s for r in FACE_RING_BOARD), 24)
+            face[snap], dotv[snap], spread[snap] = _ring_stats(rectf, all_dots[j_dot[snap]], face_idx[snap], params)
         both = white_near & ~snap & clear & (d_dot > 0)
         alt_start[both] = all_dots[j_dot[both]] / s - m
     # a dot-only candidate can only pass below with a uniform face around it off the drawn
@@ -685,7 +693,22 @@ def detect_discs(
     # radius fits its rim on as many rays as the outline must close on: a letter among letters
     # (a board's printed text) finds its neighbours' strokes on the circle, not one rim)
     dot_outline = uniform & (outline_cover >= params.min_closure)
-    light_board = one_surface & even_face & ((closed & dot_round & (~from_dot | dot_outline))
+    # (a disc's outline is a circle: its step runs on across neighbouring rays, 15 degrees apart,
+    # where the noise does not. On each ray's profile averaged with its two neighbours' (1/4,
+    # 1/2, 1/4) the noise falls to sqrt(3/8) of one ray's, and the bound of `outline_snr` sigmas
+    # with it (not the floor: a codec's blocks run across rays): a white face on office paper as
+    # light as it, its outline a soft shadow 15-25 levels deep on paper of 3 levels of noise,
+    # steps 8-14 levels over 0.04 diameters, under 4 sigmas of one ray. A line or an edge
+    # tangent to the circle runs across rays too: this closure speaks only for a light face that
+    # shows its round dot on an even face)
+    closed_across = np.zeros(len(cands), bool)
+    ask = np.flatnonzero(~is_black & ~closed & one_surface & even_face & dot_round & (~from_dot | dot_outline))
+    if len(ask):
+        step_across = max(params.min_rim_step, params.outline_snr * noise * ACROSS_RAYS_NOISE)
+        closed_across[ask] = _outline_closure(_across_rays(vals[ask][:, :, nd:]), rim_edges[2], band[ask],
+                                              np.full(len(ask), step_across), polarity[ask],
+                                              span) >= params.min_closure
+    light_board = one_surface & even_face & (((closed | closed_across) & dot_round & (~from_dot | dot_outline))
                                              | (~from_dot & half_closed & dot_seen
                                                 & (vote_score >= params.min_outline_votes)))
     # (the clipped faces' rules were made for vote peaks of `clipped_vote_fraction` of a circle)
@@ -718,8 +741,39 @@ def detect_discs(
     # glare carries its highlight's gradient, which the white faces' tighter `even_face` refuses)
     round_outline = (~is_black | geom.estimated | (outline_ok & (outline_sigma <= 0.5 * RIM_REFIT_BOARD))
                      | (dot_round & (spread <= params.face_snr * noise)))
+    # (a drawn line beside the rim is ink, not rim: where it runs within `line_exclusion_board`
+    # of the rim's steps, they lie on the line's edge, a line's width off, and a dark disc at a
+    # corner of the drawn squares fitted 0.011 off round over all its rays, 0.004 over the rays
+    # clear of the ink, its centre 0.03 nearer the truth (variety benchmark, glossy, seed 1
+    # frame 21). Its outline is fitted again on those rays, and counts as round where it is so on
+    # as many rays as an outline must close on; a letter or a logo off the lines has no ink to
+    # leave out)
+    redo = np.flatnonzero(keep & is_black & ~geom.estimated & outline_ok & ~round_outline & ~dot_round)
+    if len(redo):
+        # (each ray's step where the top face's rim is, the side's band taken off: `_whole_outline`)
+        r_edge, rays = whole[0][redo], rim_edges[1][redo] | whole[1][redo]
+        edge_board = starts[redo][:, None, :] + r_edge[..., None] * u[None]
+        off_line = (_distance_to_lines(edge_board.reshape(-1, 2)).reshape(r_edge.shape)
+                    > params.line_exclusion_board)
+        c_off, sig_off, ok_off, cover_off, _ = _fit_circles(starts[redo], u, r_edge, rays & off_line, rim_edges[2],
+                                                            True)
+        round_off = (ok_off & (~off_line).any(axis=1) & (cover_off >= params.min_closure)
+                     & (sig_off <= 0.5 * RIM_REFIT_BOARD))
+        j, c_off, w_off = redo[round_off], c_off[round_off], 1.0 / np.maximum(sig_off[round_off], 1e-3) ** 2
+        round_outline[j] = True
+        wj = w_dot[j] + w_off
+        top_c[j] = (top[j] * w_dot[j, None] + c_off * w_off[:, None]) / wj[:, None]
+        centre[j] = top_c[j] - geom.thickness_shift(top_c[j], params.thickness_board)
+        sigma[j] = np.sqrt(1.0 / wj + 0.003**2)
     free = keep & neutral & (clipped_ok | (round_outline & ((closed & differs & (beside | dot_round)) | light_board))
                              | proven)
+    # (a face clipped in all three channels with no dot seen and no rim fitted, in grey or in
+    # colour, shows only the ring of the shadows around it: bare paper clipped in a hot spot among
+    # black discs has theirs, closed on half the rays (office paper, seed 1 frame 17: 22 levels
+    # over the board 5 diameters around, read white); such a ring must close on three quarters of
+    # the rays, as the clipped face's outline in colour must (`_clipped_outline`, which may still
+    # prove it below; clipped off-round discs with no rim fit close on 0.875-1)
+    free &= ~(saturated & ~dot_ok & ~outline_ok & ~rim_in_colour & (closure < 0.75))
     # a white face clipped at the sensor's white in every channel, on paper that one channel
     # still shows (warm paper under glare keeps its blue): its outline in that channel
     if vals_bgr is not None and face_colour is not None:
@@ -1273,6 +1327,12 @@ def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_s
     d2 = (rim_vals[..., 2 * span + lo:2 * span + hi] - rim_vals[..., lo:hi]) \
         * polarity.astype(rim_vals.dtype)[:, None, None]
     return ((d2 > min_step[:, None, None]) & (rr[None, None, lo:hi] < limit)).any(axis=2).mean(axis=1)
+
+
+def _across_rays(rim_vals: np.ndarray) -> np.ndarray:
+    """The profiles `rim_vals` (N, R, K) averaged with their two neighbouring rays' (the rays run
+    round the circle: weights 1/4, 1/2, 1/4; independent noise falls to `ACROSS_RAYS_NOISE`)."""
+    return 0.5 * rim_vals + 0.25 * (np.roll(rim_vals, 1, axis=1) + np.roll(rim_vals, -1, axis=1))
 
 
 def _rim_span(rim_vals: np.ndarray, fitted: np.ndarray, rays: np.ndarray, polarity: np.ndarray,
