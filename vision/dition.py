@@ -331,6 +331,8 @@ def detect_discs(
     rect_bgr = tables.rectify(frame) if frame.ndim == 3 else None
     rect = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2GRAY) if rect_bgr is not None else tables.rectify(frame)
     rectf = rect.astype(np.float32)
+    # the noise this frame shows (grey levels, one pixel's robust sigma)
+    noise = max(_frame_noise(rect), params.min_noise)
     cands, votes = _candidates(*_vote_channels(rect_bgr if rect_bgr is not None else rect, params), params)
     # a white face on paper clipped at the sensor's white votes with its side and its shadow's
     # ring only, a few grey levels deep: a weaker peak is a start there, where the face ring is
@@ -404,11 +406,21 @@ def detect_discs(
         if snap.any():
             centres0[snap] = all_dots[j_dot[snap]] / s - m
             clear[snap] = _clipped_annulus(rect, all_dots[j_dot[snap]], params)
-            # (and its face is read around that start too: around a peak 0.1 off the centre the
-            # face ring takes in the dot on one side and the rim on the other, and a white face
-            # on paper as light as it, as even as a face is, looked as uneven as print)
-            face_idx[snap] = _ring_indices(rect.shape, all_dots[j_dot[snap]], tuple(r * s for r in FACE_RING_BOARD), 24)
-            face[snap], dotv[snap], spread[snap] = _ring_stats(rectf, all_dots[j_dot[snap]], face_idx[snap], params)
+            # (and its face is read around that start too, where that ring is clear of ink:
+            # around a peak 0.1 off the centre the face ring takes in the dot on one side and the
+            # rim on the other, and a white face on paper as light as it, as even as a face is,
+            # looked as uneven as print; but a letter's stroke end taken for a dot (the decorated
+            # board's title, seed 1 frame 1 as OpenCV 4.10 draws it) has its stroke running on
+            # through that ring, darker than the face by many times its spread and the frame's
+            # noise, on a twelfth of the ring's samples: such a face keeps the peak's reading)
+            idx_dot = _ring_indices(rect.shape, all_dots[j_dot[snap]], tuple(r * s for r in FACE_RING_BOARD), 24)
+            face_dot, dotv_dot, spread_dot = _ring_stats(rectf, all_dots[j_dot[snap]], idx_dot, params)
+            ring_dot = rectf.reshape(-1)[idx_dot]
+            ink = ring_dot < (face_dot - 6.0 * np.maximum(spread_dot, noise))[:, None]
+            inkless = ink.sum(axis=1) <= ring_dot.shape[1] // 24  # (a sample per ring's radius)
+            k = np.flatnonzero(snap)[inkless]
+            face_idx[k] = idx_dot[inkless]
+            face[k], dotv[k], spread[k] = face_dot[inkless], dotv_dot[inkless], spread_dot[inkless]
         both = white_near & ~snap & clear & (d_dot > 0)
         alt_start[both] = all_dots[j_dot[both]] / s - m
     # a dot-only candidate can only pass below with a uniform face around it off the drawn
@@ -501,7 +513,6 @@ def detect_discs(
     # what every disc shows, whatever it is made of (a dot is extra evidence, never required):
     # an outline closed all around at the radius the board's scale predicts, and a face that
     # differs from the board under it; both measured against the noise this frame shows
-    noise = max(_frame_noise(rect), params.min_noise)
     noise_bgr = _frame_noise(rect_bgr) if rect_bgr is not None else None  # (each channel's)
     # (np.take gathers rows of pixels about twice as fast as fancy indexing)
     face_bgr = np.take(rect_bgr.reshape(-1, 3), face_idx, axis=0) if rect_bgr is not None else None  # (N, 72, 3)
