@@ -10,10 +10,10 @@ from scipy.spatial import cKDTree
 from variety_support import bench_frame
 
 from hardware.sim import RenderOptions, random_camera, random_discs
-from hardware.sim.variety import Variety, render_varied
+from hardware.sim.variety import OTHELLO_THICKNESS, Variety, render_varied
 from vision.board import find_board
 from vision.camera import Intrinsics
-from vision.dition import detect_discs
+from vision.dition import DiscParams, detect_discs
 from vision.errors import BoardNotFoundError
 from vision.geometry import BoardParams
 
@@ -273,6 +273,27 @@ def test_bare_paper_among_shadows_in_glare_is_not_a_disc() -> None:
     ragged line; a circle fitted through it is no outline (three were read as white discs while
     the clipped face's outline rule counted rays by the spread of the fit's own residuals)."""
     discs, found = _bench_frame(1, 17, Variety(light="glare"))
+    assert _score(discs, found)[:3] == (0, 0, 0)
+
+
+def test_bare_paper_sloping_into_the_shadows_around_it_is_not_a_disc() -> None:
+    """Printed office paper (variety benchmark, seed 1, frame 17): bare paper clipped in a hot
+    spot, ringed by black discs' shadows, crosses halfway between its level and the darkest
+    within the rim's reach at a disc's radius on 0.83 of the rays, and was read as a white disc.
+    A disc's own ring is darkest by its rim; the paper slopes on down past the reach, by more
+    than a step, on 0.8 of those rays (the clipped faces of the glare, lamp and glossy frames:
+    at most 0.4)."""
+    discs, found = _bench_frame(1, 17, Variety(board="printed"))
+    assert _score(discs, found)[:3] == (0, 0, 0)
+
+
+def test_a_thick_white_disc_clipped_among_neighbours_closes_on_its_circle() -> None:
+    """Othello-thick discs read with their thickness stated (variety benchmark, seed 1, frame 11):
+    a white face clipped at the sensor's white among touching neighbours, its vote peak 0.057 off
+    its centre, was missed: its side band widens its outline on the far side, where the halfway
+    crossings lie on the fitted circle but beyond the rim's reach of the predicted radius from
+    that peak; rays are now counted on the circle wherever they cross it."""
+    discs, found = _bench_frame(1, 11, Variety(disc="othello"), DiscParams(thickness_board=OTHELLO_THICKNESS))
     assert _score(discs, found)[:3] == (0, 0, 0)
 
 

@@ -9,12 +9,13 @@ from hardware.sim import RenderOptions, random_camera, random_discs
 from hardware.sim.variety import Variety, render_varied
 from vision.board import find_board
 from vision.camera import Intrinsics
-from vision.dition import detect_discs
+from vision.dition import DiscParams, detect_discs
 
 
-def bench_frame(seed: int, frame: int, variety: Variety):
+def bench_frame(seed: int, frame: int, variety: Variety, params: DiscParams | None = None):
     """Frame `frame` of the benchmark's `seed` (its draws, in its order), read with the board's
-    corners and the intrinsics given: the discs and the readings."""
+    corners and the intrinsics given (and `params`: the Othello row's stated thickness): the
+    discs and the readings."""
     rng = np.random.default_rng(seed)
     for _ in range(frame + 1):
         discs = random_discs(rng, int(rng.integers(10, 151)), touching_fraction=0.33, colours="random")
@@ -23,4 +24,4 @@ def bench_frame(seed: int, frame: int, variety: Variety):
     r = render_varied(discs, cam, np.random.default_rng([seed, frame]), variety, opts)
     k = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
     fit = find_board(r.image, corners_px=np.array(r.truth["corners_px"]), intrinsics=k)
-    return discs, detect_discs(r.image, fit, intrinsics=k)
+    return discs, detect_discs(r.image, fit, params or DiscParams(), intrinsics=k)

@@ -1035,14 +1035,19 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
     v1 = np.take_along_axis(vals, k[..., None], axis=2)[..., 0]
     t = np.clip((v0 - half) / np.maximum(v0 - v1, 1e-6), 0.0, 1.0)
     r_edge = RIM_RADII[k - 1] + t * (RIM_RADII[1] - RIM_RADII[0])
-    seen = ((face - low) > step[:, None]) & below.any(axis=2) & (np.abs(r_edge - r_top) < RIM_REACH_BOARD)
+    crossed = ((face - low) > step[:, None]) & below.any(axis=2)
+    seen = crossed & (np.abs(r_edge - r_top) < RIM_REACH_BOARD)
     c, sig, good, _cover, radius = _fit_circles(starts, u, r_edge, seen, r_top, False, radius_tolerance=0.1)
     # (the rays on that circle: within `RIM_REFIT_BOARD` of it, what a piece a little off round
     # leaves; bare paper among discs whose shadows close around it crosses halfway along a ragged
-    # line, which a fit rejecting by the spread of its own residuals would take for a circle)
+    # line, which a fit rejecting by the spread of its own residuals would take for a circle;
+    # measured from the circle, not from the start: a vote peak lies up to a rim's reach off the
+    # centre, and a thick disc's side band widens its outline on the far side by the band, so
+    # its crossings there lie beyond the reach of `r_top` from the start but on the circle,
+    # Othello-thick with its thickness stated, seed 1 frame 11: 0.057 off, 0.083 out)
     shift = c - starts
     px, py = r_edge * u[None, :, 0] - shift[:, :1], r_edge * u[None, :, 1] - shift[:, 1:]
-    on = seen & (np.abs(np.hypot(px, py) - radius[:, None]) < RIM_REFIT_BOARD)
+    on = crossed & (np.abs(np.hypot(px, py) - radius[:, None]) < RIM_REFIT_BOARD)
     # (and on each ray, where that circle crosses it: a clipped face's outline is the occlusion
     # edge of its rim over its side band and its shadow's ring, a step a few grey levels deep and
     # as wide as the rim's reach, whose halfway crossing the shadow's depth moves by up to that
@@ -1078,8 +1083,15 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
                      & (low_in >= params.clip_level) & noiseless[:, None])
     on |= (np.isfinite(low_out) & (face - low_out > step[:, None]) & (face - low_in <= step[:, None])
            & ((high_beyond - low_out > step[:, None]) | shadow_beyond))
+    # (and a disc's own ring is darkest by its rim: its shadow lightens outward, or a black
+    # neighbour's face begins, darker than `black_ratio` of the face. Bare paper in a hot spot,
+    # ringed by the shadows of the discs around it, slopes on down towards them past the rim's
+    # reach, by more than the step, on most of the rays its halfway crossings put on a circle:
+    # 0.8 of them (printed paper, seed 1 frame 17); the clipped faces, 0-0.4)
+    low_far = np.where(RIM_RADII > rho + RIM_REACH_BOARD, vals, np.inf).min(axis=2)
+    falls_on = on & (low_far < low_out - step[:, None]) & (low_far >= params.black_ratio * face)
     cover = on.mean(axis=1)
-    return good & (cover >= 0.75), c, sig, cover
+    return good & (cover >= 0.75) & (falls_on.sum(axis=1) <= 0.5 * on.sum(axis=1)), c, sig, cover
 
 
 def _hemmed_in(centres: np.ndarray, free: np.ndarray, hemmed: np.ndarray, params: DiscParams) -> np.ndarray:
