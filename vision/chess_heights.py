@@ -111,6 +111,11 @@ class StackHeightParams:
     #: a rim point agrees with a circle within this many pixels (its scatter about the rim where
     #: the rim is clean: blur and noise move a crossing by a few tenths of a pixel)
     rim_band_px: float = 0.4
+    #: how far inside the board's start (a fraction of it) a short break of the top's colour is
+    #: read as the top's rim past a lower man's crescent: a man lies up to ~0.05 off its stack
+    #: (2.8 sigma of placement), 0.1 of a small man's radius; a draughts man's embossed ring,
+    #: 0.12 R in, stays out
+    crescent: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -339,23 +344,61 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     first_short, found_short = first_run(0.015)
     first = np.where(found, first, first_short)
     found = found | found_short
-    j = np.maximum(first, 1)
-    f1 = np.take_along_axis(f, j[..., None], 2)[..., 0]
-    f0 = np.take_along_axis(f, (j - 1)[..., None], 2)[..., 0]
-    t = np.clip(-f0 / np.where(np.abs(f1 - f0) > 1e-6, f1 - f0, 1.0), 0.0, 1.0)
-    rho = rad[j - 1] + t * (rad[1] - rad[0])
+
+    def crossing(first: np.ndarray) -> np.ndarray:
+        j = np.maximum(first, 1)
+        f1 = np.take_along_axis(f, j[..., None], 2)[..., 0]
+        f0 = np.take_along_axis(f, (j - 1)[..., None], 2)[..., 0]
+        t = np.clip(-f0 / np.where(np.abs(f1 - f0) > 1e-6, f1 - f0, 1.0), 0.0, 1.0)
+        return rad[j - 1] + t * (rad[1] - rad[0])
+
+    rho = crossing(first)
+    # a lower man lying off the stack's axis sticks out past the top as a crescent of its own
+    # top face (the top's colour when the men match): there the board starts at the crescent's
+    # outer edge, and the top's own rim is the first short break of the top's colour before it
+    # (its rim line, or the lower man's side). That break is a second reading of the direction
+    # when it lies within `crescent` of the board's start, a fraction of the radius (a draughts
+    # man's embossed ring lies 0.12 R in from the rim: it is not taken for the rim); the
+    # consensus circle takes whichever of a direction's readings agrees with the others
+    rho_short = crossing(first_short)
+    second = found & found_short & (rho_short < rho - 0.5 * float(rad[1] - rad[0])) & (
+        rho_short > rho * (1.0 - p.crescent))
+    d = centres - nadir
+    u = d / np.maximum(np.linalg.norm(d, axis=1), 1e-6)[:, None]
+    cos_far = math.cos(math.radians(p.far_side_deg))
+    sel_all = [bool(_far_side(dirs, c, nadir, s_max, p).all()) for c in centres]
     out: list[tuple[np.ndarray, float, float] | None] = []
     for i in range(n):
         sel = found[i] & _far_side(dirs, centres[i], nadir, s_max, p)
         if sel.sum() < 8:
             out.append(None)
             continue
-        q = expect[i] + rho[i, sel, None] * dirs[sel]
+        both = sel & second[i]
+        # in order round the side, a direction's second reading after its first
+        order = np.argsort(np.r_[np.flatnonzero(sel), np.flatnonzero(both) + 0.5], kind="stable")
+        q = np.concatenate([expect[i] + rho[i, sel, None] * dirs[sel],
+                            expect[i] + rho_short[i, both, None] * dirs[both]])[order]
         # where fewer than 8 points agree (a rim broken by stripes, a blurred or low-contrast
         # edge), a least-squares circle through them all: a rough rim rather than none (the
         # displacement still tells the height, and the radius's sigma says how rough)
-        out.append(_consensus_circle(q, band, p.radius_range[0] * 0.8, p.radius_range[1] * s_max)
-                   or _robust_circle(q))
+        r_lo, r_hi = p.radius_range[0] * 0.8, p.radius_range[1] * s_max
+        circle = _consensus_circle(q, band, r_lo, r_hi) or _robust_circle(q)
+        if circle is not None and not sel_all[i]:
+            # the far side is the far side about the top's centre, not about the profiles'
+            # (a stack's top lies up to two pieces out or in from where the profiles are
+            # centred, 0.07 squares 3 squares from the nadir): about the profiles' centre the
+            # flanks of a tall stack's top take in its side band's outline, outside the rim
+            # (a radius too large), and a short stack's lose part of its far side
+            ext = found[i] & second[i]
+            order = np.argsort(np.r_[np.flatnonzero(found[i]), np.flatnonzero(ext) + 0.5], kind="stable")
+            q_all = np.concatenate([expect[i] + rho[i, found[i], None] * dirs[found[i]],
+                                    expect[i] + rho_short[i, ext, None] * dirs[ext]])[order]
+            vec = q_all - circle[0]
+            cos_u = (vec @ u[i]) / np.maximum(np.linalg.norm(vec, axis=1), 1e-9)
+            q2 = q_all[cos_u >= cos_far]
+            if len(q2) >= 8:
+                circle = _consensus_circle(q2, band, r_lo, r_hi) or circle
+        out.append(circle)
     return out
 
 
