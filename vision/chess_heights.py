@@ -116,6 +116,9 @@ class StackHeightParams:
     #: (2.8 sigma of placement), 0.1 of a small man's radius; a draughts man's embossed ring,
     #: 0.12 R in, stays out
     crescent: float = 0.1
+    #: the rim's steepest change is looked for this many samples either side of where the
+    #: board begins (~1.5 px: a shadow or the lamp moves the crossing by up to a pixel)
+    edge_window: int = 3
 
 
 @dataclass(frozen=True)
@@ -345,12 +348,23 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     first = np.where(found, first, first_short)
     found = found | found_short
 
+    # the rim is the steepest point of the colour's change near where the board begins: the
+    # crossing itself moves with the board's colour next to the man (a shadow, the lamp), the
+    # steepest change does not (a blurred step's centre whatever its two levels)
+    step = float(rad[1] - rad[0])
+    grad = np.linalg.norm(np.diff(vals, axis=2), axis=3)  # (n, D, M - 1), at rad[:-1] + step / 2
+    grad[..., 1:-1] = 0.25 * grad[..., :-2] + 0.5 * grad[..., 1:-1] + 0.25 * grad[..., 2:]
+    offs = np.arange(-p.edge_window, p.edge_window + 1)
+
     def crossing(first: np.ndarray) -> np.ndarray:
         j = np.maximum(first, 1)
-        f1 = np.take_along_axis(f, j[..., None], 2)[..., 0]
-        f0 = np.take_along_axis(f, (j - 1)[..., None], 2)[..., 0]
-        t = np.clip(-f0 / np.where(np.abs(f1 - f0) > 1e-6, f1 - f0, 1.0), 0.0, 1.0)
-        return rad[j - 1] + t * (rad[1] - rad[0])
+        idx = np.clip(j[..., None] - 1 + offs, 1, M - 3)
+        g = np.take_along_axis(grad, idx, 2)
+        best = np.take_along_axis(idx, np.argmax(g, axis=2)[..., None], 2)[..., 0]
+        g0, g1, g2 = (np.take_along_axis(grad, (best + o)[..., None], 2)[..., 0] for o in (-1, 0, 1))
+        den = g0 - 2.0 * g1 + g2
+        delta = np.clip(np.where(den < -1e-6, 0.5 * (g0 - g2) / np.where(den < -1e-6, den, -1.0), 0.0), -0.5, 0.5)
+        return rad[best] + (0.5 + delta) * step
 
     rho = crossing(first)
     # a lower man lying off the stack's axis sticks out past the top as a crescent of its own
