@@ -352,19 +352,22 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     # crossing itself moves with the board's colour next to the man (a shadow, the lamp), the
     # steepest change does not (a blurred step's centre whatever its two levels)
     step = float(rad[1] - rad[0])
-    grad = np.linalg.norm(np.diff(vals, axis=2), axis=3)  # (n, D, M - 1), at rad[:-1] + step / 2
-    grad[..., 1:-1] = 0.25 * grad[..., :-2] + 0.5 * grad[..., 1:-1] + 0.25 * grad[..., 2:]
-    offs = np.arange(-p.edge_window, p.edge_window + 1)
+    w = p.edge_window
+    # the colour's change between samples i and i + 1 (at rad[i] + step / 2), smoothed [1 2 1],
+    # read only in the window: samples from first - w - 3 to first + w + 2
+    offs = np.arange(-w - 3, w + 3)
 
     def crossing(first: np.ndarray) -> np.ndarray:
-        j = np.maximum(first, 1)
-        idx = np.clip(j[..., None] - 1 + offs, 1, M - 3)
-        g = np.take_along_axis(grad, idx, 2)
-        best = np.take_along_axis(idx, np.argmax(g, axis=2)[..., None], 2)[..., 0]
-        g0, g1, g2 = (np.take_along_axis(grad, (best + o)[..., None], 2)[..., 0] for o in (-1, 0, 1))
+        j = np.clip(np.maximum(first, 1), w + 3, M - w - 3)
+        v = np.take_along_axis(vals, (j[..., None] + offs)[..., None], 2)  # (n, D, 2w + 6, 3)
+        g = np.linalg.norm(np.diff(v, axis=2), axis=3)  # changes at offs[:-1]
+        g = 0.25 * g[..., :-2] + 0.5 * g[..., 1:-1] + 0.25 * g[..., 2:]  # at offs[1:-2]
+        # the window proper, changes j - 1 - w .. j - 1 + w: g entries 1 .. 2w + 1
+        k = 1 + np.argmax(g[..., 1:-1], axis=2)
+        g0, g1, g2 = (np.take_along_axis(g, (k + o)[..., None], 2)[..., 0] for o in (-1, 0, 1))
         den = g0 - 2.0 * g1 + g2
         delta = np.clip(np.where(den < -1e-6, 0.5 * (g0 - g2) / np.where(den < -1e-6, den, -1.0), 0.0), -0.5, 0.5)
-        return rad[best] + (0.5 + delta) * step
+        return rad[j + offs[1 + k]] + (0.5 + delta) * step
 
     rho = crossing(first)
     # a lower man lying off the stack's axis sticks out past the top as a crescent of its own
@@ -377,10 +380,6 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     rho_short = crossing(first_short)
     second = found & found_short & (rho_short < rho - 0.5 * float(rad[1] - rad[0])) & (
         rho_short > rho * (1.0 - p.crescent))
-    d = centres - nadir
-    u = d / np.maximum(np.linalg.norm(d, axis=1), 1e-6)[:, None]
-    cos_far = math.cos(math.radians(p.far_side_deg))
-    sel_all = [bool(_far_side(dirs, c, nadir, s_max, p).all()) for c in centres]
     out: list[tuple[np.ndarray, float, float] | None] = []
     for i in range(n):
         sel = found[i] & _far_side(dirs, centres[i], nadir, s_max, p)
@@ -397,21 +396,6 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
         # displacement still tells the height, and the radius's sigma says how rough)
         r_lo, r_hi = p.radius_range[0] * 0.8, p.radius_range[1] * s_max
         circle = _consensus_circle(q, band, r_lo, r_hi) or _robust_circle(q)
-        if circle is not None and not sel_all[i]:
-            # the far side is the far side about the top's centre, not about the profiles'
-            # (a stack's top lies up to two pieces out or in from where the profiles are
-            # centred, 0.07 squares 3 squares from the nadir): about the profiles' centre the
-            # flanks of a tall stack's top take in its side band's outline, outside the rim
-            # (a radius too large), and a short stack's lose part of its far side
-            ext = found[i] & second[i]
-            order = np.argsort(np.r_[np.flatnonzero(found[i]), np.flatnonzero(ext) + 0.5], kind="stable")
-            q_all = np.concatenate([expect[i] + rho[i, found[i], None] * dirs[found[i]],
-                                    expect[i] + rho_short[i, ext, None] * dirs[ext]])[order]
-            vec = q_all - circle[0]
-            cos_u = (vec @ u[i]) / np.maximum(np.linalg.norm(vec, axis=1), 1e-9)
-            q2 = q_all[cos_u >= cos_far]
-            if len(q2) >= 8:
-                circle = _consensus_circle(q2, band, r_lo, r_hi) or circle
         out.append(circle)
     return out
 
@@ -454,8 +438,14 @@ def _consensus_circle(q: np.ndarray, band: float, r_min: float, r_max: float
     res = np.abs(np.linalg.norm(q[None] - cen[valid][:, None], axis=2) - rr[valid][:, None])
     votes = (res < band).sum(axis=1)
     best = int(np.argmax(votes))
-    keep = res[best] < band
-    centre, r = cen[valid][best], float(rr[valid][best])
+    return _refit_circle(q, cen[valid][best], float(rr[valid][best]), band)
+
+
+def _refit_circle(q: np.ndarray, centre: np.ndarray, r: float, band: float
+                  ) -> tuple[np.ndarray, float, float] | None:
+    """The circle (centre, radius) refitted by least squares on the points of `q` within
+    `band` of it, until they stay the same (centre, radius, radius sigma); None under 8."""
+    keep = np.abs(np.linalg.norm(q - centre, axis=1) - r) < band
     for _ in range(3):
         if keep.sum() < 8:
             return None
