@@ -14,7 +14,11 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
    against the squares: along each such direction, the first place from which the profile is
    nearer the square's own colour (`_board_colours`, by the squares' parity) than the top's
    for 0.05 squares (past a chip's printed ring; 1.5 px where the profile does not stay so
-   that far), to a fraction of a sample where the two distances cross. (The near side is not
+   that far), to a fraction of a sample at the steepest colour change within 3 samples of
+   it (a shadow or the lamp beside the man moves where the top's and the square's colours
+   cross, not the blurred step's centre); where a short break of the top's colour lies
+   within 0.1 R inside that (a lower man's crescent sticking out past the top), a second
+   reading there, the consensus taking the one that agrees. (The near side is not
    used: there the side band lies between the top's rim and the board, and a circle through
    every side's strongest edges, as this module once fitted, is as often the outline of top
    and band together: larger, nearer the nadir, a height too low.)
@@ -41,8 +45,9 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
 What it reaches (`benchmarks/bench_vision_chess.py`): see the README's Figures. What limits it:
 the displacement alone cannot reach far (a man lies up to 0.03 squares off its square's centre
 as sigma, one piece moves a top 3 squares from the nadir by 0.035); the radius grows by only
-1.2 % a piece (~0.4 px), and the silhouette's radius still scatters by ~0.5 px (median error
-0.0048 squares over the benchmark's stacks; the rim line's pull differs from top to top, a
+1.2 % a piece (~0.4 px), and the silhouette's radius still scatters by ~0.3 px (median error
+0.0034 squares over the benchmark's stacks, 0.0048 with the colours' crossing for the rim;
+the rim line's pull differs from top to top, a
 low-contrast edge: red on red): with the true top circles the heights are 99 % exact; with
 the true top centres, a radius measured to 0.2 px would give ~87 % exact, the displacement
 alone ~63 %. Tried and not kept: the scale of each top's radial pattern (rings, a printed
