@@ -233,6 +233,12 @@ def stack_heights(
         reading = TopsReading({c: "x" for c in estimate}, {c: 1.0 for c in estimate}, None, sigma, estimate)
         scale, scale_sig = height_scale(reading, float(cam.camera_matrix[0, 0]), float(focal_sigma),
                                         params.max_height)
+        if abs(math.log(scale)) < 2.0 * scale_sig:
+            # a factor the whole pieces do not tell from 1 by two of its sigmas is where a wide
+            # posterior happens to be lowest (a loose grid focal length, rough heights: 1.22
+            # at 0.14 on a frame whose heights were right at 1.0); the grid's focal length
+            # stands, the sigma says how loose it is
+            scale = 1.0
         estimate = {c: v / scale for c, v in estimate.items()}
         sigma = {c: float(math.hypot(v / scale, estimate[c] * scale_sig)) for c, v in sigma.items()}
     heights = {c: int(np.clip(np.rint(v), 1, params.max_height)) for c, v in estimate.items()}
