@@ -14,7 +14,11 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
    against the squares: along each such direction, the first place from which the profile is
    nearer the square's own colour (`_board_colours`, by the squares' parity) than the top's
    for 0.05 squares (past a chip's printed ring; 1.5 px where the profile does not stay so
-   that far), to a fraction of a sample where the two distances cross. (The near side is not
+   that far), to a fraction of a sample at the steepest colour change within 3 samples of
+   it (a shadow or the lamp beside the man moves where the top's and the square's colours
+   cross, not the blurred step's centre); where a short break of the top's colour lies
+   within 0.1 R inside that (a lower man's crescent sticking out past the top), a second
+   reading there, the consensus taking the one that agrees. (The near side is not
    used: there the side band lies between the top's rim and the board, and a circle through
    every side's strongest edges, as this module once fitted, is as often the outline of top
    and band together: larger, nearer the nadir, a height too low.)
@@ -41,8 +45,9 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
 What it reaches (`benchmarks/bench_vision_chess.py`): see the README's Figures. What limits it:
 the displacement alone cannot reach far (a man lies up to 0.03 squares off its square's centre
 as sigma, one piece moves a top 3 squares from the nadir by 0.035); the radius grows by only
-1.2 % a piece (~0.4 px), and the silhouette's radius still scatters by ~0.5 px (median error
-0.0048 squares over the benchmark's stacks; the rim line's pull differs from top to top, a
+1.2 % a piece (~0.4 px), and the silhouette's radius still scatters by ~0.3 px (median error
+0.0034 squares over the benchmark's stacks, 0.0048 with the colours' crossing for the rim;
+the rim line's pull differs from top to top, a
 low-contrast edge: red on red): with the true top circles the heights are 99 % exact; with
 the true top centres, a radius measured to 0.2 px would give ~87 % exact, the displacement
 alone ~63 %. Tried and not kept: the scale of each top's radial pattern (rings, a printed
@@ -111,6 +116,14 @@ class StackHeightParams:
     #: a rim point agrees with a circle within this many pixels (its scatter about the rim where
     #: the rim is clean: blur and noise move a crossing by a few tenths of a pixel)
     rim_band_px: float = 0.4
+    #: how far inside the board's start (a fraction of it) a short break of the top's colour is
+    #: read as the top's rim past a lower man's crescent: a man lies up to ~0.05 off its stack
+    #: (2.8 sigma of placement), 0.1 of a small man's radius; a draughts man's embossed ring,
+    #: 0.12 R in, stays out
+    crescent: float = 0.1
+    #: the rim's steepest change is looked for this many samples either side of where the
+    #: board begins (~1.5 px: a shadow or the lamp moves the crossing by up to a pixel)
+    edge_window: int = 3
 
 
 @dataclass(frozen=True)
@@ -220,6 +233,12 @@ def stack_heights(
         reading = TopsReading({c: "x" for c in estimate}, {c: 1.0 for c in estimate}, None, sigma, estimate)
         scale, scale_sig = height_scale(reading, float(cam.camera_matrix[0, 0]), float(focal_sigma),
                                         params.max_height)
+        if abs(math.log(scale)) < 2.0 * scale_sig:
+            # a factor the whole pieces do not tell from 1 by two of its sigmas is where a wide
+            # posterior happens to be lowest (a loose grid focal length, rough heights: 1.22
+            # at 0.14 on a frame whose heights were right at 1.0); the grid's focal length
+            # stands, the sigma says how loose it is
+            scale = 1.0
         estimate = {c: v / scale for c, v in estimate.items()}
         sigma = {c: float(math.hypot(v / scale, estimate[c] * scale_sig)) for c, v in sigma.items()}
     heights = {c: int(np.clip(np.rint(v), 1, params.max_height)) for c, v in estimate.items()}
@@ -339,23 +358,56 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     first_short, found_short = first_run(0.015)
     first = np.where(found, first, first_short)
     found = found | found_short
-    j = np.maximum(first, 1)
-    f1 = np.take_along_axis(f, j[..., None], 2)[..., 0]
-    f0 = np.take_along_axis(f, (j - 1)[..., None], 2)[..., 0]
-    t = np.clip(-f0 / np.where(np.abs(f1 - f0) > 1e-6, f1 - f0, 1.0), 0.0, 1.0)
-    rho = rad[j - 1] + t * (rad[1] - rad[0])
+
+    # the rim is the steepest point of the colour's change near where the board begins: the
+    # crossing itself moves with the board's colour next to the man (a shadow, the lamp), the
+    # steepest change does not (a blurred step's centre whatever its two levels)
+    step = float(rad[1] - rad[0])
+    w = p.edge_window
+    # the colour's change between samples i and i + 1 (at rad[i] + step / 2), smoothed [1 2 1],
+    # read only in the window: samples from first - w - 3 to first + w + 2
+    offs = np.arange(-w - 3, w + 3)
+
+    def crossing(first: np.ndarray) -> np.ndarray:
+        j = np.clip(np.maximum(first, 1), w + 3, M - w - 3)
+        v = np.take_along_axis(vals, (j[..., None] + offs)[..., None], 2)  # (n, D, 2w + 6, 3)
+        g = np.linalg.norm(np.diff(v, axis=2), axis=3)  # changes at offs[:-1]
+        g = 0.25 * g[..., :-2] + 0.5 * g[..., 1:-1] + 0.25 * g[..., 2:]  # at offs[1:-2]
+        # the window proper, changes j - 1 - w .. j - 1 + w: g entries 1 .. 2w + 1
+        k = 1 + np.argmax(g[..., 1:-1], axis=2)
+        g0, g1, g2 = (np.take_along_axis(g, (k + o)[..., None], 2)[..., 0] for o in (-1, 0, 1))
+        den = g0 - 2.0 * g1 + g2
+        delta = np.clip(np.where(den < -1e-6, 0.5 * (g0 - g2) / np.where(den < -1e-6, den, -1.0), 0.0), -0.5, 0.5)
+        return rad[j + offs[1 + k]] + (0.5 + delta) * step
+
+    rho = crossing(first)
+    # a lower man lying off the stack's axis sticks out past the top as a crescent of its own
+    # top face (the top's colour when the men match): there the board starts at the crescent's
+    # outer edge, and the top's own rim is the first short break of the top's colour before it
+    # (its rim line, or the lower man's side). That break is a second reading of the direction
+    # when it lies within `crescent` of the board's start, a fraction of the radius (a draughts
+    # man's embossed ring lies 0.12 R in from the rim: it is not taken for the rim); the
+    # consensus circle takes whichever of a direction's readings agrees with the others
+    rho_short = crossing(first_short)
+    second = found & found_short & (rho_short < rho - 0.5 * float(rad[1] - rad[0])) & (
+        rho_short > rho * (1.0 - p.crescent))
     out: list[tuple[np.ndarray, float, float] | None] = []
     for i in range(n):
         sel = found[i] & _far_side(dirs, centres[i], nadir, s_max, p)
         if sel.sum() < 8:
             out.append(None)
             continue
-        q = expect[i] + rho[i, sel, None] * dirs[sel]
+        both = sel & second[i]
+        # in order round the side, a direction's second reading after its first
+        order = np.argsort(np.r_[np.flatnonzero(sel), np.flatnonzero(both) + 0.5], kind="stable")
+        q = np.concatenate([expect[i] + rho[i, sel, None] * dirs[sel],
+                            expect[i] + rho_short[i, both, None] * dirs[both]])[order]
         # where fewer than 8 points agree (a rim broken by stripes, a blurred or low-contrast
         # edge), a least-squares circle through them all: a rough rim rather than none (the
         # displacement still tells the height, and the radius's sigma says how rough)
-        out.append(_consensus_circle(q, band, p.radius_range[0] * 0.8, p.radius_range[1] * s_max)
-                   or _robust_circle(q))
+        r_lo, r_hi = p.radius_range[0] * 0.8, p.radius_range[1] * s_max
+        circle = _consensus_circle(q, band, r_lo, r_hi) or _robust_circle(q)
+        out.append(circle)
     return out
 
 
@@ -397,8 +449,14 @@ def _consensus_circle(q: np.ndarray, band: float, r_min: float, r_max: float
     res = np.abs(np.linalg.norm(q[None] - cen[valid][:, None], axis=2) - rr[valid][:, None])
     votes = (res < band).sum(axis=1)
     best = int(np.argmax(votes))
-    keep = res[best] < band
-    centre, r = cen[valid][best], float(rr[valid][best])
+    return _refit_circle(q, cen[valid][best], float(rr[valid][best]), band)
+
+
+def _refit_circle(q: np.ndarray, centre: np.ndarray, r: float, band: float
+                  ) -> tuple[np.ndarray, float, float] | None:
+    """The circle (centre, radius) refitted by least squares on the points of `q` within
+    `band` of it, until they stay the same (centre, radius, radius sigma); None under 8."""
+    keep = np.abs(np.linalg.norm(q - centre, axis=1) - r) < band
     for _ in range(3):
         if keep.sum() < 8:
             return None
