@@ -267,6 +267,23 @@ def test_white_discs_clipped_in_glare_closed_by_their_shadows_fall_off() -> None
     assert median < 0.005
 
 
+def test_white_discs_clipped_in_glare_closed_by_a_shallow_shadow() -> None:
+    """Glare (variety benchmark, seed 1, frame 11): white faces clipped at 255 in all three
+    channels whose shadow falls only 5-15 levels in blue below the face at their rim, under the
+    two steps (8.4 levels) a single least sample had to clear on most rays. The mean over the
+    window just outside the circle stands one step under the face: (8.65, 6.07) and
+    (9.34, 3.16) were missed and are found, no phantom. Left: five discs touching other clipped
+    faces, whose outline the frame shows on half to two thirds of the rays."""
+    discs, found = _bench_frame(1, 11, Variety(light="glare"))
+    for x, y in ((8.65, 6.07), (9.34, 3.16)):
+        near = [d for d in found if np.hypot(d.centre_board[0] - x, d.centre_board[1] - y) < 0.3]
+        assert len(near) == 1 and near[0].colour == "white"
+    missed, phantoms, colours, median = _score(discs, found)
+    assert (phantoms, colours) == (0, 0)
+    assert missed <= 5
+    assert median < 0.005
+
+
 def test_bare_paper_among_shadows_in_glare_is_not_a_disc() -> None:
     """Glare (variety benchmark, seed 1, frame 17): patches of bare paper clipped at 255 among
     discs whose soft shadows close around them cross halfway between paper and shadow along a
