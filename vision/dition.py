@@ -1066,10 +1066,8 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
     high_beyond = np.where(RIM_RADII > rho + RIM_REACH_BOARD, vals, -np.inf).max(axis=2)
     # (or a shadow, not a dark face, beyond: its soft fall-off runs on past the reach, 10-50
     # levels under the face, where a black neighbour's face is darker than `black_ratio` of it
-    # (the reader's own bound between a black face and a white one), and deep enough that its
-    # halfway level stands the step out (two steps: an edge located as the crossings above are;
-    # clipped paper's slow slopes onto a drawn line or a neighbour's shadow drop 5-10 levels at
-    # the circle, jpeg frame 8); there the face must hold at the sensor's white up to the rim's
+    # (the reader's own bound between a black face and a white one), and deep enough (below);
+    # there the face must hold at the sensor's white up to the rim's
     # reach inside the circle: bare paper among the discs' shadows slopes down into them from
     # well inside, 220-250 (seed 1 glare frame 17), and the face is clipped
     # free of noise in that channel (its robust sigma inside the rim at most `max_clipped_noise`:
@@ -1079,7 +1077,19 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
     inner_vals = vals[..., inner].reshape(n, -1)
     inner_mid = np.median(inner_vals, axis=1)
     noiseless = 1.4826 * np.median(np.abs(inner_vals - inner_mid[:, None]), axis=1) <= params.max_clipped_noise
-    shadow_beyond = ((low_out >= params.black_ratio * face) & (face - low_out > 2.0 * step[:, None])
+    # (deep enough: the mean of the ray's samples from the circle out to the reach the halfway
+    # crossing is sought in (`reach` above) stands the step under the face. A mean carries less
+    # noise than the single sample the step is set for (4 noise sigmas of one pixel: the window
+    # spans two pixels of the rectified board, so at least as sure), and it asks the fall to hold
+    # across the window, where a least sample also counts a dip at its far end: clipped paper's
+    # slow slopes onto a drawn line or a neighbour's shadow drop 5-10 levels at the circle but
+    # less on the mean (seed 1 jpeg frame 8: a phantom with a least sample one step deep, none
+    # with two steps or with the mean); shadows 5-15 levels deep at the circle, under the two
+    # steps a least sample had to clear, now count (seed 1 glare frames 11 and 24, lamp 11))
+    window = (RIM_RADII >= rho) & (RIM_RADII < rho + 0.12)
+    mean_out = np.where(window, vals, 0.0).sum(axis=2) / np.maximum(window.sum(axis=2), 1)
+    deep = face - mean_out > step[:, None]
+    shadow_beyond = ((low_out >= params.black_ratio * face) & deep
                      & (low_in >= params.clip_level) & noiseless[:, None])
     on |= (np.isfinite(low_out) & (face - low_out > step[:, None]) & (face - low_in <= step[:, None])
            & ((high_beyond - low_out > step[:, None]) | shadow_beyond))
