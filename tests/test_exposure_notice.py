@@ -33,12 +33,17 @@ def _frames() -> tuple[np.ndarray, np.ndarray]:
     return plain, hot
 
 
-def test_an_over_exposed_board_is_said_once_where_on_the_page_and_when_it_is_gone(tmp_path: Path) -> None:
-    plain, hot = _frames()
-    service = RefereeService(
+def _service(tmp_path: Path) -> RefereeService:
+    """A Dition referee whose frames the test feeds by hand (its own simulated table unused)."""
+    return RefereeService(
         MatchLog(tmp_path / "db.sqlite"),
         lambda restart: scripted_table("dition", 4, pace=Pace(still=2, hand=3, verdict=5), size=(640, 480)),
         game="dition", source_spec="sim:dition:4")
+
+
+def test_an_over_exposed_board_is_said_once_where_on_the_page_and_when_it_is_gone(tmp_path: Path) -> None:
+    plain, hot = _frames()
+    service = _service(tmp_path)
     ref = service.referee
     events: list[dict] = []
     with service._lock:  # frames fed by hand, without the frame thread
@@ -73,10 +78,7 @@ def test_a_single_check_without_the_glare_does_not_flap_the_notice(tmp_path: Pat
     check that finds no clipped patch between two that do neither ends the notice nor says it
     again; two checks in a row without it end it."""
     plain, hot = _frames()
-    service = RefereeService(
-        MatchLog(tmp_path / "db.sqlite"),
-        lambda restart: scripted_table("dition", 4, pace=Pace(still=2, hand=3, verdict=5), size=(640, 480)),
-        game="dition", source_spec="sim:dition:4")
+    service = _service(tmp_path)
     ref = service.referee
     ref.settings = LoopSettings(refind_every=1)  # the board (and its exposure) checked every frame
     codes: list[list[str]] = []

@@ -73,26 +73,21 @@ def test_top_circles_found_where_the_camera_puts_them(scenes: list[tuple]) -> No
     assert float(np.median(e)) < 0.008, float(np.median(e))
 
 
-def test_a_chips_rim_is_its_edge_not_its_printed_ring() -> None:
-    """White and yellow poker chips with dark stripes on a wooden board's dark squares: the
-    chip's printed ring (0.7 of its radius, as dark as the square) is nearer the square's colour
-    than the top's, and was read as the rim on most chips (radius 0.13 squares short); the
-    board is now where the profile stays the square's colour for 0.05 squares, and the circle
-    is the one most rim points agree with (a dark stripe at the rim puts a few points 0.08
-    inside). Against the truth (the top man's radius times s = Z / (Z - k t))."""
+def _top_radius_errors(seeds: tuple[int, ...], men: object, colours: dict[str, tuple[int, int, int]],
+                       options: RenderOptions) -> np.ndarray:
+    """|measured - true| top radius (squares) of every stack on random chessboard scenes of
+    `men` in `colours`, known corners and camera: the truth is the top man's radius times
+    s = Z / (Z - k t) (k men of thickness t under a camera Z above the board)."""
     from hardware.sim.chessboard import ChessBoard
-    from hardware.sim.men import PIECE_COLOURS, Men
     from vision.geometry import fit_from_corners
 
     err = []
-    for seed in (41, 42, 43):
+    for seed in seeds:
         rng = np.random.default_rng(seed)
-        men = Men(kind="chip", stripe_bgr=(40, 40, 44), diameter=0.8, jitter=0.02)
-        colours = {"W": PIECE_COLOURS["W"], "Y": PIECE_COLOURS["Y"]}
         cam = random_camera(rng, "domination")
         stacks = {c: "".join(rng.choice(list(colours), size=int(rng.integers(1, 6))))
                   for c in playable_cells() if rng.random() < 0.5}
-        r = render_domination(stacks, cam, rng, colours=colours, options=RenderOptions(), board=ChessBoard(),
+        r = render_domination(stacks, cam, rng, colours=colours, options=options, board=ChessBoard(),
                               men=men)
         intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
         fit = fit_from_corners(np.asarray(r.truth["corners_px"], np.float64), "domination", intr)
@@ -101,8 +96,22 @@ def test_a_chips_rim_is_its_edge_not_its_printed_ring() -> None:
         Z = -float(cam.centre_world[2])
         for cell, stack in stacks.items():
             s = Z / (Z - len(stack) * 0.12)
-            err.append(got.top_radius_board.get(cell, np.nan) - men.diameter / 2 * s)
-    e = np.abs(np.asarray(err))
+            err.append(got.top_radius_board.get(cell, np.nan) - men.diameter / 2 * s)  # type: ignore[attr-defined]
+    return np.abs(np.asarray(err))
+
+
+def test_a_chips_rim_is_its_edge_not_its_printed_ring() -> None:
+    """White and yellow poker chips with dark stripes on a wooden board's dark squares: the
+    chip's printed ring (0.7 of its radius, as dark as the square) is nearer the square's colour
+    than the top's, and was read as the rim on most chips (radius 0.13 squares short); the
+    board is now where the profile stays the square's colour for 0.05 squares, and the circle
+    is the one most rim points agree with (a dark stripe at the rim puts a few points 0.08
+    inside). Against the truth (the top man's radius times s = Z / (Z - k t))."""
+    from hardware.sim.men import PIECE_COLOURS, Men
+
+    men = Men(kind="chip", stripe_bgr=(40, 40, 44), diameter=0.8, jitter=0.02)
+    e = _top_radius_errors((41, 42, 43), men, {"W": PIECE_COLOURS["W"], "Y": PIECE_COLOURS["Y"]},
+                           RenderOptions())
     assert e.size >= 60
     # one man's height moves the radius by ~0.005
     assert float(np.nanmedian(e)) < 0.006, float(np.nanmedian(e))
@@ -116,29 +125,11 @@ def test_a_mans_rim_under_a_shadow_is_its_edge() -> None:
     of the tops under 0.005, one man's height; 67 % of the heights exact); the rim is now the
     steepest colour change near where the board begins, which a shadow does not move. Against
     the truth (the top man's radius times s = Z / (Z - k t)), known corners and camera."""
-    from hardware.sim.chessboard import ChessBoard
     from hardware.sim.men import PIECE_COLOURS, Men
-    from vision.geometry import fit_from_corners
 
-    err = []
-    for seed in (51, 52, 53):
-        rng = np.random.default_rng(seed)
-        men = Men(kind="draughts", diameter=0.8, jitter=0.02)
-        colours = {"W": PIECE_COLOURS["W"], "B": PIECE_COLOURS["B"]}
-        cam = random_camera(rng, "domination")
-        stacks = {c: "".join(rng.choice(list(colours), size=int(rng.integers(1, 6))))
-                  for c in playable_cells() if rng.random() < 0.5}
-        r = render_domination(stacks, cam, rng, colours=colours, options=RenderOptions(shadow=0.7),
-                              board=ChessBoard(), men=men)
-        intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
-        fit = fit_from_corners(np.asarray(r.truth["corners_px"], np.float64), "domination", intr)
-        got = stack_heights(r.image, fit, sorted(stacks), intrinsics=intr, thickness=0.12)
-        assert got is not None
-        Z = -float(cam.centre_world[2])
-        for cell, stack in stacks.items():
-            s = Z / (Z - len(stack) * 0.12)
-            err.append(got.top_radius_board.get(cell, np.nan) - men.diameter / 2 * s)
-    e = np.abs(np.asarray(err))
+    men = Men(kind="draughts", diameter=0.8, jitter=0.02)
+    e = _top_radius_errors((51, 52, 53), men, {"W": PIECE_COLOURS["W"], "B": PIECE_COLOURS["B"]},
+                           RenderOptions(shadow=0.7))
     assert e.size >= 60
     # one man's height moves the radius by ~0.005
     assert float(np.nanmedian(e)) < 0.0027, float(np.nanmedian(e))
