@@ -461,12 +461,7 @@ def _refit_circle(q: np.ndarray, centre: np.ndarray, r: float, band: float
         if keep.sum() < 8:
             return None
         pts = q[keep]
-        for _ in range(3):
-            vec = pts - centre
-            dn = np.maximum(np.linalg.norm(vec, axis=1), 1e-9)
-            J = np.c_[-vec / dn[:, None], -np.ones(len(pts))]
-            step, *_ = np.linalg.lstsq(J, -(dn - r), rcond=None)
-            centre, r = centre + step[:2], r + float(step[2])
+        centre, r = _refine_circle(pts, centre, r)
         new = np.abs(np.linalg.norm(q - centre, axis=1) - r) < band
         if (new == keep).all():
             break
@@ -479,6 +474,17 @@ def _refit_circle(q: np.ndarray, centre: np.ndarray, r: float, band: float
     return centre, r, 2.0 * rms / math.sqrt(float(keep.sum()))
 
 
+def _refine_circle(pts: np.ndarray, centre: np.ndarray, r: float) -> tuple[np.ndarray, float]:
+    """Three Gauss-Newton steps of the circle (centre, r) through (N, 2) points."""
+    for _ in range(3):
+        vec = pts - centre
+        dn = np.maximum(np.linalg.norm(vec, axis=1), 1e-9)
+        J = np.c_[-vec / dn[:, None], -np.ones(len(pts))]
+        step, *_ = np.linalg.lstsq(J, -(dn - r), rcond=None)
+        centre, r = centre + step[:2], r + float(step[2])
+    return centre, r
+
+
 def _robust_circle(q: np.ndarray) -> tuple[np.ndarray, float, float] | None:
     """Least-squares circle through (N, 2) points, points off it by more than three robust
     sigmas dropped: (centre, radius, radius sigma)."""
@@ -488,12 +494,7 @@ def _robust_circle(q: np.ndarray) -> tuple[np.ndarray, float, float] | None:
         pts = q[keep]
         if len(pts) < 8:
             return None
-        for _ in range(3):
-            vec = pts - c
-            dn = np.maximum(np.linalg.norm(vec, axis=1), 1e-9)
-            J = np.c_[-vec / dn[:, None], -np.ones(len(pts))]
-            step, *_ = np.linalg.lstsq(J, -(dn - r), rcond=None)
-            c, r = c + step[:2], r + float(step[2])
+        c, r = _refine_circle(pts, c, r)
         res = np.linalg.norm(q - c, axis=1) - r
         mad = 1.4826 * float(np.median(np.abs(res[keep])))
         new = np.abs(res) < max(3.0 * mad, 0.003)
