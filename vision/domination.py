@@ -757,6 +757,7 @@ def _darkening_crossings(
     local_ref: tuple[float, float, float] | None = None,
     local: np.ndarray | None = None,
     top: np.ndarray | None = None,
+    rows: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per profile (C, J, S, 3) the first position (px, (C, J)) where the colour has darkened
     by `fraction` of the top's own colour (`top` (C, 3), by default `_top_colour(prof)`),
@@ -767,7 +768,10 @@ def _darkening_crossings(
     With `glare` (C,) grey levels, those are taken off every colour first; with `local_ref`
     (far, near, max change) the darkening of the `local` (C,) tops is then measured against the
     top's brightness next to each crossing: the mean from `far` to `near` px before it, within
-    `max change` of the top's own, and the crossing searched again."""
+    `max change` of the top's own, and the crossing searched again.
+
+    With `rows` (C, J) bool only those directions are measured (inf and nan elsewhere): each
+    direction's crossing depends on its own profile and its stack's colours alone."""
     top = _top_colour(prof) if top is None else top  # (C, 3)
     clipped = top >= saturation_level
     if glare is not None:
@@ -784,6 +788,11 @@ def _darkening_crossings(
     if glare is not None and glare.any():
         sub = np.flatnonzero(glare)
         rel[sub] -= (glare[sub] * unit[sub].sum(axis=1))[:, None, None]  # (colour - glare) . unit
+    shape = rel.shape[:2]
+    if rows is not None:  # the directions asked for, each as a stack of one direction
+        stack = np.nonzero(rows)[0]
+        rel, s_lo = rel[rows][:, None], s_lo[rows][:, None]
+        local = None if local is None else local[stack]
     dark = 1.0 - (rel[:, :, :-2] + 2 * rel[:, :, 1:-1] + rel[:, :, 2:]) * 0.25  # (C, J, S-2)
     n_d = dark.shape[2]
     over = dark >= fraction
@@ -808,7 +817,12 @@ def _darkening_crossings(
     pos = s_lo + step * (i1c - 1 + frac + 1)  # +1: the smoothed profile starts one sample in
     win = np.clip(i1c[..., None] + np.arange(0, max(1, round(reach_px / step)) + 1), 0, n_d - 1)
     depth = _take_windows(dark, win).max(axis=-1)
-    return np.where(found, pos, np.inf), np.where(found, depth, np.nan)
+    pos, depth = np.where(found, pos, np.inf), np.where(found, depth, np.nan)
+    if rows is None:
+        return pos, depth
+    pos_all, depth_all = np.full(shape, np.inf, pos.dtype), np.full(shape, np.nan, depth.dtype)
+    pos_all[rows], depth_all[rows] = pos[:, 0], depth[:, 0]
+    return pos_all, depth_all
 
 
 def _glare_levels(
@@ -1015,13 +1029,10 @@ def _refine_pass(
     """One pass of `_refine_fit` linearised at level k0 (C,) with image shift shift0 (C, 2):
     (height estimate, its sigma, the fitted image shift)."""
     t = params.disc_thickness
-    kmax = params.max_height
     n_c = pos_far.shape[0]
     rows = np.arange(n_c)
     shift_dir = shift_dir_all[rows, k0]  # (C, J, 2)
-    k_hi = np.minimum(k0 + 1, kmax + 1)
-    ds = (s_pred[rows, k_hi] - s_pred[rows, k0 - 1]) / ((k_hi - (k0 - 1)) * t)[:, None]  # px/cell
-    far = ds >= params.min_far_ds
+    ds, far = _far_side(s_pred, k0, params)
     pos = np.where(far[..., None], pos_far, pos_near)
     s0 = s_pred[rows, k0] + np.einsum("cjx,cx->cj", shift_dir, shift0) + np.where(
         far, params.edge_offset_px, params.near_edge_offset_px
@@ -1093,6 +1104,15 @@ def _refine_pass(
     if occupied is not None and params.frame_offset_sigma_px > 0:
         h_est = h_est - _frame_offset(w, a, r, nmat, occupied, params, ~far) / t
     return h_est, sigma_h, shift0 + u[:, 1:3]
+
+
+def _far_side(s_pred: np.ndarray, k0: np.ndarray, params: TopsParams) -> tuple[np.ndarray, np.ndarray]:
+    """At level k0 (C,): how far each direction's outline moves out per cell of height (C, J)
+    px/cell (from the levels either side, `s_pred` (C, L, J)), and which are the far side's."""
+    rows = np.arange(len(k0))
+    k_hi = np.minimum(k0 + 1, params.max_height + 1)
+    ds = (s_pred[rows, k_hi] - s_pred[rows, k0 - 1]) / ((k_hi - (k0 - 1)) * params.disc_thickness)[:, None]
+    return ds, ds >= params.min_far_ds
 
 
 def _frame_offset(
@@ -1610,12 +1630,15 @@ def _refined_heights(
         # taken off the colours where the top is not saturated; a saturated one: its brightness only
         glare = np.where(local & ~saturated if saturated is not None else local, glare, 0.0)
     if params.near_darkening > 0:
+        # the refinement takes the darkening's crossings and depths on the near side only: with
+        # one pass (at k0) that side is known now, and the others' need not be measured
+        near = ~_far_side(geo.s_pred, k0, params)[1] if params.refine_passes == 1 else None
         pos_dark, dark_depth = _darkening_crossings(
             prof, s_lo, step, params.near_darkening, params.near_depth_reach_px,
             params.saturation_level, glare,
             (params.near_reference_far_px, params.near_reference_near_px,
              params.near_reference_max_change),
-            local, top_raw,
+            local, top_raw, near,
         )
         if saturated is not None and params.saturated_min_channels > 0:
             # a top saturated in all but one channel: its near side is not measured
