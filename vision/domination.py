@@ -346,6 +346,9 @@ class TopsReading:
     height_sigma: Mapping[str, float] | None = None
     #: continuous height estimate in pieces (diagnostic), None without a camera model
     height_estimate: Mapping[str, float] | None = field(default=None, repr=False)
+    #: with the camera from the board's own grid: the factor its focal length was divided by for
+    #: this reading (`read_tops`' `focal_scale` for the next frame of the same fit), else None
+    focal_scale: float | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form: {"tops", "confidence", "heights"?, "height_sigma"?}."""
@@ -1327,6 +1330,7 @@ def read_tops(
     *,
     colours: Mapping[str, Any] | None = None,
     intrinsics: Intrinsics | None = None,
+    focal_scale: float = 1.0,
 ) -> TopsReading:
     """Read the top colour (or empty) of all 52 cells, and the heights when `intrinsics` is given.
 
@@ -1339,7 +1343,17 @@ def read_tops(
     the edge profiles give a coarse height and shift per cell; the sub-pixel edge positions
     refine the height; the top face at that height gives the colour; the reading is put
     together cell by cell.
+
+    With the camera from the board's own grid (no `intrinsics`), the heights set its focal
+    length: read, scaled, read again until it settles. `focal_scale` is where that starts: the
+    reading's own `focal_scale` from an earlier frame of the same board fit (the scale is the
+    fit's): when this frame's stacks agree with it (the next step under 1 %, as where the
+    steps stop) that one reading stands, else the steps start from the grid's own focal length
+    as without it. The same frame again gives the same reading, now in one reading instead of
+    several (each on a geometry of its own).
     """
+    if not (math.isfinite(focal_scale) and focal_scale > 0):
+        raise ValueError(f"focal_scale must be a positive number, got {focal_scale!r}")
     _check_tops_frame(frame)
     letters, ref_chroma, ref_bgr = _colour_model(colours)
     _check_frame_size(frame, intrinsics)
@@ -1349,9 +1363,18 @@ def read_tops(
     # the camera from the board's own grid (`vision.board_camera`): its focal length, refined
     # on the stacks (heights are whole pieces), sets the scale of every height
     cam, focal_sigma_px, points = grid
-    reading = _read(frame, board, params, colours, letters, ref_chroma, ref_bgr, cam, points)
     f0 = float(cam.camera_matrix[0, 0])
+    if focal_scale != 1.0:
+        reading = _read(frame, board, params, colours, letters, ref_chroma, ref_bgr,
+                        _scaled_focal(cam, 1.0 / focal_scale), points)
+        scale, scale_sigma = height_scale(reading, f0, focal_sigma_px, params.max_height, done=focal_scale)
+        if abs(scale - 1.0) <= 0.01:  # this frame's stacks agree with it: the reading stands
+            return _with_scale_sigma(reading, scale_sigma, focal_scale)
+        # else from the grid's own focal length, as without it (the factor's cost has several
+        # minima where the stacks are few or alike: a start elsewhere can settle in another)
+    reading = _read(frame, board, params, colours, letters, ref_chroma, ref_bgr, cam, points)
     total, scale_sigma = 1.0, 0.0
+    read_at = total  # the factor the reading was made with
     # a focal length far off reads tall stacks past the tallest hypothesis: the factor from
     # the others, then read again, until it settles (each pass ~1 % on the simulated table)
     for _ in range(params.height_scale_passes):
@@ -1363,7 +1386,8 @@ def read_tops(
             break
         reading = _read(frame, board, params, colours, letters, ref_chroma, ref_bgr,
                         _scaled_focal(cam, 1.0 / total), points)
-    return _with_scale_sigma(reading, scale_sigma)
+        read_at = total
+    return _with_scale_sigma(reading, scale_sigma, read_at)
 
 
 def _read(
@@ -1488,13 +1512,16 @@ def height_scale(
     return float(a[best]), float(sigma)
 
 
-def _with_scale_sigma(reading: TopsReading, scale_sigma: float) -> TopsReading:
-    """Each stack's height sigma with the scale's relative sigma added (height times it)."""
+def _with_scale_sigma(reading: TopsReading, scale_sigma: float, focal_scale: float) -> TopsReading:
+    """Each stack's height sigma with the scale's relative sigma added (height times it), and
+    the focal length's factor the reading was made with."""
     if reading.height_sigma is None or reading.heights is None:
-        return reading
+        return TopsReading(reading.tops, reading.confidence, reading.heights, reading.height_sigma,
+                           reading.height_estimate, focal_scale)
     sig = {c: float(math.hypot(v, reading.heights[c] * scale_sigma)) if reading.heights[c] else v
            for c, v in reading.height_sigma.items()}
-    return TopsReading(reading.tops, reading.confidence, reading.heights, sig, reading.height_estimate)
+    return TopsReading(reading.tops, reading.confidence, reading.heights, sig, reading.height_estimate,
+                       focal_scale)
 
 
 def _check_tops_frame(frame: np.ndarray) -> None:
