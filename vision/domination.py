@@ -788,14 +788,17 @@ def _darkening_crossings(
     # brightness along the top's own colour, relative to the top: 1 on it, 1 - darkening off it
     unit = top / np.maximum((top * top).sum(-1), 1.0)[:, None]
     rel = (prof.reshape(prof.shape[0], -1, 3) @ unit[:, :, None]).reshape(prof.shape[:3])
-    if glare is not None and glare.any():
-        sub = np.flatnonzero(glare)
-        rel[sub] -= (glare[sub] * unit[sub].sum(axis=1))[:, None, None]  # (colour - glare) . unit
+    glared = glare is not None and bool(glare.any())
     shape = rel.shape[:2]
     if rows is not None:  # the directions asked for, each as a stack of one direction
         stack = np.nonzero(rows)[0]
         rel, s_lo = rel[rows][:, None], s_lo[rows][:, None]
         local = None if local is None else local[stack]
+        if glared:  # (colour - glare) . unit (less 0 where there is no glare: the same numbers)
+            rel -= (glare * unit.sum(axis=1))[stack][:, None, None]
+    elif glared:
+        sub = np.flatnonzero(glare)
+        rel[sub] -= (glare[sub] * unit[sub].sum(axis=1))[:, None, None]  # (colour - glare) . unit
     dark = 1.0 - (rel[:, :, :-2] + 2 * rel[:, :, 1:-1] + rel[:, :, 2:]) * 0.25  # (C, J, S-2)
     n_d = dark.shape[2]
     over = dark >= fraction
