@@ -564,24 +564,32 @@ def _fixed_maps(map_x: np.ndarray, map_y: np.ndarray) -> tuple[np.ndarray, np.nd
     return xy.reshape(shape + (2,)), frac.reshape(shape)
 
 
+@functools.lru_cache(maxsize=8)
 def _disc_points(radius: float, rings: int, per_ring: int) -> np.ndarray:
-    """(M, 2) offsets filling a disc: its centre plus `rings` rings."""
+    """(M, 2) offsets filling a disc: its centre plus `rings` rings (read-only: made once per
+    parameters, every new board fit's geometry asks for them)."""
     pts = [(0.0, 0.0)]
     for i in range(1, rings + 1):
         rr = radius * i / rings
         n = per_ring * i
         a = np.arange(n) * 2 * np.pi / n + i * 0.3
         pts += list(zip((rr * np.cos(a)).tolist(), (rr * np.sin(a)).tolist(), strict=True))
-    return np.asarray(pts, dtype=np.float64)
+    out = np.asarray(pts, dtype=np.float64)
+    out.flags.writeable = False
+    return out
 
 
 
+@functools.lru_cache(maxsize=8)
 def _shift_grid(params: TopsParams) -> np.ndarray:
-    """(D, 2) image shifts (px) tried by the coarse search: pieces are not centred exactly."""
+    """(D, 2) image shifts (px) tried by the coarse search: pieces are not centred exactly
+    (read-only, made once per parameters)."""
     n = round(params.max_shift_px / params.shift_step_px)
     v = np.arange(-n, n + 1) * params.shift_step_px
     gx, gy = np.meshgrid(v, v)
-    return np.stack([gx.ravel(), gy.ravel()], axis=1)
+    out = np.stack([gx.ravel(), gy.ravel()], axis=1)
+    out.flags.writeable = False
+    return out
 
 
 def _edge_profiles(
