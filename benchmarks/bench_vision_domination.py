@@ -15,7 +15,9 @@ of the cells filled). Reported:
   a bare `cv2.imdecode` of the same JPEG, in the same run: with a known board (corners and
   calibration given, the fit kept as detect keeps it) and with a new board fit (found from its
   markers in each frame), in decodes, and detect's own work past the decode (median over the
-  frames of each one's time less its bare decode);
+  frames of each one's time less its bare decode); and with a known board without a calibration
+  (the corners only: the camera from the board's grid and its focal length kept per fit, as
+  detect keeps them);
 - board from the cell pattern (markers off): found, corner error modulo quarter turns;
 - time per frame of `read_tops` on one core (median, 95th percentile): on the same board fit again
   (its geometry cached, as in the referee loop), on a new fit (the geometry built), and the first
@@ -114,11 +116,13 @@ def _draw_reading(image, board, reading, intr, stacks, path: Path) -> None:  # t
 
 def _time_detect(image: np.ndarray, corners: np.ndarray, intr: Intrinsics, markers: bool,
                  decode_ms: list[float], known_ms: list[float], new_ms: list[float],
-                 own: tuple[list[float], list[float]]) -> None:
+                 own: tuple[list[float], list[float]], uncal_ms: list[float]) -> None:
     """One frame through `referee detect`'s per-frame path, against a bare decode of its JPEG:
     with a known board (corners and calibration given, the fit kept between frames as detect
     keeps it: warmed on the frame once), and with the board found anew in the frame. `own`
-    gets detect's own work (its time less the frame's bare decode) in decodes, known / new."""
+    gets detect's own work (its time less the frame's bare decode) in decodes, known / new.
+    `uncal_ms`: the known board without a calibration (the grid camera measured and its focal
+    length settled on the frame once, kept in detect's cache)."""
     ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 90])
     assert ok
     data = np.frombuffer(jpeg.tobytes(), np.uint8)
@@ -133,6 +137,13 @@ def _time_detect(image: np.ndarray, corners: np.ndarray, intr: Intrinsics, marke
     out = process_frame(frame, "f.jpg", game="domination", corners_px=corners, intrinsics=intr, fits=fits)
     known_ms.append(1000 * (time.thread_time() - t0))
     own[0].append(known_ms[-1] / decode_ms[-1] - 1.0)
+    assert "error" not in out, out
+    fits, kept = {}, {}
+    process_frame(image, "f.jpg", game="domination", corners_px=corners, fits=fits, cache=kept)
+    t0 = time.thread_time()
+    frame = cv2.imdecode(data, cv2.IMREAD_COLOR)
+    out = process_frame(frame, "f.jpg", game="domination", corners_px=corners, fits=fits, cache=kept)
+    uncal_ms.append(1000 * (time.thread_time() - t0))
     assert "error" not in out, out
     if markers:  # the markers or, on the others, the cell pattern: the kit's own finders
         t0 = time.thread_time()
@@ -169,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     detect_known_ms: list[float] = []
     detect_new_ms: list[float] = []
     detect_own: tuple[list[float], list[float]] = ([], [])
+    detect_uncal_ms: list[float] = []
     for i in range(args.frames):
         cam = random_camera(rng, "domination")
         stacks = random_stacks(rng)
@@ -228,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
             bad = [(c, len(s), uncal.heights[c]) for c, s in stacks.items() if uncal.heights[c] != len(s)]
             print(f"frame {i} (grid camera): heights wrong {bad}")
 
-        _time_detect(image, corners, intr, markers, decode_ms, detect_known_ms, detect_new_ms, detect_own)
+        _time_detect(image, corners, intr, markers, decode_ms, detect_known_ms, detect_new_ms, detect_own,
+                     detect_uncal_ms)
 
         plain = read_tops(image, fit_from_corners(corners, "domination"))
         wrong = given_plain.add(dict(plain.tops), stacks)
@@ -287,7 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"referee detect --game domination per frame (decode + process_frame, one thread): known board "
           f"median {known:.1f} ms = {known / dec:.2f} decodes ({own_known:.2f} decodes of its own work "
           f"past the decode); new board fit median {new:.1f} ms = {new / dec:.2f} decodes "
-          f"({own_new:.2f} of its own); bare JPEG decode of the same frames median {dec:.1f} ms")
+          f"({own_new:.2f} of its own); bare JPEG decode of the same frames median {dec:.1f} ms; known "
+          f"board without a calibration (corners only, the grid camera kept per fit) median "
+          f"{np.median(detect_uncal_ms):.1f} ms = {np.median(detect_uncal_ms) / dec:.2f} decodes")
     t = np.asarray(times_ms)
     tw = np.asarray(warm_ms)
     twn = np.asarray(warm_new_ms)

@@ -90,3 +90,28 @@ def test_two_referees_measure_their_own_grid_camera(frame_file, monkeypatch: pyt
     assert len(measured) == 2, "one measurement per referee, then each reads with its own"
     truth = {c: (STACKS[c][-1] if c in STACKS else ".") for c in readings[0].tops}
     assert all(reading.tops == truth for reading in readings)
+
+
+def test_detect_keeps_the_grid_cameras_focal_length_per_fit(capsys: pytest.CaptureFixture[str], frame_file,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a calibration the heights settle the grid camera's focal length (`height_scale`,
+    read again after each step); the factor is kept per board fit, so the next frames of the fit
+    start there: the same frame again is read once (one step, under 1 %), not once per step,
+    and reads the same, every stack's height right."""
+    import vision.domination
+
+    path, corners = frame_file
+    spec = ",".join(f"{v:.4f}" for xy in corners for v in xy)
+    steps: list[int] = []
+    real = vision.domination.height_scale
+    monkeypatch.setattr(vision.domination, "height_scale", lambda *a, **k: steps.append(1) or real(*a, **k))
+    runs = []
+    for n_frames in (1, 3):
+        steps.clear()
+        assert main(["detect", "--game", "domination", "--corners", spec] + [str(path)] * n_frames) == 0
+        runs.append((len(steps), [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]))
+    (steps_one, _), (steps_three, results) = runs
+    assert steps_one >= 2, "the frame's first reading is off by more than 1 %: read again (else no test)"
+    assert steps_three == steps_one + 2, "the later frames of the fit: one reading each"
+    assert results[1:] == results[:1] * 2
+    assert {c: h for c, h in results[0]["heights"].items() if h} == {c: len(s) for c, s in STACKS.items()}

@@ -346,6 +346,9 @@ class TopsReading:
     height_sigma: Mapping[str, float] | None = None
     #: continuous height estimate in pieces (diagnostic), None without a camera model
     height_estimate: Mapping[str, float] | None = field(default=None, repr=False)
+    #: with the camera from the board's own grid: the factor its focal length was divided by for
+    #: this reading (`read_tops`' `focal_scale` for the next frame of the same fit), else None
+    focal_scale: float | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form: {"tops", "confidence", "heights"?, "height_sigma"?}."""
@@ -561,24 +564,32 @@ def _fixed_maps(map_x: np.ndarray, map_y: np.ndarray) -> tuple[np.ndarray, np.nd
     return xy.reshape(shape + (2,)), frac.reshape(shape)
 
 
+@functools.lru_cache(maxsize=8)
 def _disc_points(radius: float, rings: int, per_ring: int) -> np.ndarray:
-    """(M, 2) offsets filling a disc: its centre plus `rings` rings."""
+    """(M, 2) offsets filling a disc: its centre plus `rings` rings (read-only: made once per
+    parameters, every new board fit's geometry asks for them)."""
     pts = [(0.0, 0.0)]
     for i in range(1, rings + 1):
         rr = radius * i / rings
         n = per_ring * i
         a = np.arange(n) * 2 * np.pi / n + i * 0.3
         pts += list(zip((rr * np.cos(a)).tolist(), (rr * np.sin(a)).tolist(), strict=True))
-    return np.asarray(pts, dtype=np.float64)
+    out = np.asarray(pts, dtype=np.float64)
+    out.flags.writeable = False
+    return out
 
 
 
+@functools.lru_cache(maxsize=8)
 def _shift_grid(params: TopsParams) -> np.ndarray:
-    """(D, 2) image shifts (px) tried by the coarse search: pieces are not centred exactly."""
+    """(D, 2) image shifts (px) tried by the coarse search: pieces are not centred exactly
+    (read-only, made once per parameters)."""
     n = round(params.max_shift_px / params.shift_step_px)
     v = np.arange(-n, n + 1) * params.shift_step_px
     gx, gy = np.meshgrid(v, v)
-    return np.stack([gx.ravel(), gy.ravel()], axis=1)
+    out = np.stack([gx.ravel(), gy.ravel()], axis=1)
+    out.flags.writeable = False
+    return out
 
 
 def _edge_profiles(
@@ -757,6 +768,7 @@ def _darkening_crossings(
     local_ref: tuple[float, float, float] | None = None,
     local: np.ndarray | None = None,
     top: np.ndarray | None = None,
+    rows: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per profile (C, J, S, 3) the first position (px, (C, J)) where the colour has darkened
     by `fraction` of the top's own colour (`top` (C, 3), by default `_top_colour(prof)`),
@@ -767,7 +779,10 @@ def _darkening_crossings(
     With `glare` (C,) grey levels, those are taken off every colour first; with `local_ref`
     (far, near, max change) the darkening of the `local` (C,) tops is then measured against the
     top's brightness next to each crossing: the mean from `far` to `near` px before it, within
-    `max change` of the top's own, and the crossing searched again."""
+    `max change` of the top's own, and the crossing searched again.
+
+    With `rows` (C, J) bool only those directions are measured (inf and nan elsewhere): each
+    direction's crossing depends on its own profile and its stack's colours alone."""
     top = _top_colour(prof) if top is None else top  # (C, 3)
     clipped = top >= saturation_level
     if glare is not None:
@@ -781,7 +796,15 @@ def _darkening_crossings(
     # brightness along the top's own colour, relative to the top: 1 on it, 1 - darkening off it
     unit = top / np.maximum((top * top).sum(-1), 1.0)[:, None]
     rel = (prof.reshape(prof.shape[0], -1, 3) @ unit[:, :, None]).reshape(prof.shape[:3])
-    if glare is not None and glare.any():
+    glared = glare is not None and bool(glare.any())
+    shape = rel.shape[:2]
+    if rows is not None:  # the directions asked for, each as a stack of one direction
+        stack = np.nonzero(rows)[0]
+        rel, s_lo = rel[rows][:, None], s_lo[rows][:, None]
+        local = None if local is None else local[stack]
+        if glared:  # (colour - glare) . unit (less 0 where there is no glare: the same numbers)
+            rel -= (glare * unit.sum(axis=1))[stack][:, None, None]
+    elif glared:
         sub = np.flatnonzero(glare)
         rel[sub] -= (glare[sub] * unit[sub].sum(axis=1))[:, None, None]  # (colour - glare) . unit
     dark = 1.0 - (rel[:, :, :-2] + 2 * rel[:, :, 1:-1] + rel[:, :, 2:]) * 0.25  # (C, J, S-2)
@@ -808,7 +831,12 @@ def _darkening_crossings(
     pos = s_lo + step * (i1c - 1 + frac + 1)  # +1: the smoothed profile starts one sample in
     win = np.clip(i1c[..., None] + np.arange(0, max(1, round(reach_px / step)) + 1), 0, n_d - 1)
     depth = _take_windows(dark, win).max(axis=-1)
-    return np.where(found, pos, np.inf), np.where(found, depth, np.nan)
+    pos, depth = np.where(found, pos, np.inf), np.where(found, depth, np.nan)
+    if rows is None:
+        return pos, depth
+    pos_all, depth_all = np.full(shape, np.inf, pos.dtype), np.full(shape, np.nan, depth.dtype)
+    pos_all[rows], depth_all[rows] = pos[:, 0], depth[:, 0]
+    return pos_all, depth_all
 
 
 def _glare_levels(
@@ -1015,13 +1043,10 @@ def _refine_pass(
     """One pass of `_refine_fit` linearised at level k0 (C,) with image shift shift0 (C, 2):
     (height estimate, its sigma, the fitted image shift)."""
     t = params.disc_thickness
-    kmax = params.max_height
     n_c = pos_far.shape[0]
     rows = np.arange(n_c)
     shift_dir = shift_dir_all[rows, k0]  # (C, J, 2)
-    k_hi = np.minimum(k0 + 1, kmax + 1)
-    ds = (s_pred[rows, k_hi] - s_pred[rows, k0 - 1]) / ((k_hi - (k0 - 1)) * t)[:, None]  # px/cell
-    far = ds >= params.min_far_ds
+    ds, far = _far_side(s_pred, k0, params)
     pos = np.where(far[..., None], pos_far, pos_near)
     s0 = s_pred[rows, k0] + np.einsum("cjx,cx->cj", shift_dir, shift0) + np.where(
         far, params.edge_offset_px, params.near_edge_offset_px
@@ -1093,6 +1118,15 @@ def _refine_pass(
     if occupied is not None and params.frame_offset_sigma_px > 0:
         h_est = h_est - _frame_offset(w, a, r, nmat, occupied, params, ~far) / t
     return h_est, sigma_h, shift0 + u[:, 1:3]
+
+
+def _far_side(s_pred: np.ndarray, k0: np.ndarray, params: TopsParams) -> tuple[np.ndarray, np.ndarray]:
+    """At level k0 (C,): how far each direction's outline moves out per cell of height (C, J)
+    px/cell (from the levels either side, `s_pred` (C, L, J)), and which are the far side's."""
+    rows = np.arange(len(k0))
+    k_hi = np.minimum(k0 + 1, params.max_height + 1)
+    ds = (s_pred[rows, k_hi] - s_pred[rows, k0 - 1]) / ((k_hi - (k0 - 1)) * params.disc_thickness)[:, None]
+    return ds, ds >= params.min_far_ds
 
 
 def _frame_offset(
@@ -1307,6 +1341,7 @@ def read_tops(
     *,
     colours: Mapping[str, Any] | None = None,
     intrinsics: Intrinsics | None = None,
+    focal_scale: float = 1.0,
 ) -> TopsReading:
     """Read the top colour (or empty) of all 52 cells, and the heights when `intrinsics` is given.
 
@@ -1319,7 +1354,17 @@ def read_tops(
     the edge profiles give a coarse height and shift per cell; the sub-pixel edge positions
     refine the height; the top face at that height gives the colour; the reading is put
     together cell by cell.
+
+    With the camera from the board's own grid (no `intrinsics`), the heights set its focal
+    length: read, scaled, read again until it settles. `focal_scale` is where that starts: the
+    reading's own `focal_scale` from an earlier frame of the same board fit (the scale is the
+    fit's): when this frame's stacks agree with it (the next step under 1 %, as where the
+    steps stop) that one reading stands, else the steps start from the grid's own focal length
+    as without it. The same frame again gives the same reading, now in one reading instead of
+    several (each on a geometry of its own).
     """
+    if not (math.isfinite(focal_scale) and focal_scale > 0):
+        raise ValueError(f"focal_scale must be a positive number, got {focal_scale!r}")
     _check_tops_frame(frame)
     letters, ref_chroma, ref_bgr = _colour_model(colours)
     _check_frame_size(frame, intrinsics)
@@ -1329,9 +1374,18 @@ def read_tops(
     # the camera from the board's own grid (`vision.board_camera`): its focal length, refined
     # on the stacks (heights are whole pieces), sets the scale of every height
     cam, focal_sigma_px, points = grid
-    reading = _read(frame, board, params, colours, letters, ref_chroma, ref_bgr, cam, points)
     f0 = float(cam.camera_matrix[0, 0])
+    if focal_scale != 1.0:
+        reading = _read(frame, board, params, colours, letters, ref_chroma, ref_bgr,
+                        _scaled_focal(cam, 1.0 / focal_scale), points)
+        scale, scale_sigma = height_scale(reading, f0, focal_sigma_px, params.max_height, done=focal_scale)
+        if abs(scale - 1.0) <= 0.01:  # this frame's stacks agree with it: the reading stands
+            return _with_scale_sigma(reading, scale_sigma, focal_scale)
+        # else from the grid's own focal length, as without it (the factor's cost has several
+        # minima where the stacks are few or alike: a start elsewhere can settle in another)
+    reading = _read(frame, board, params, colours, letters, ref_chroma, ref_bgr, cam, points)
     total, scale_sigma = 1.0, 0.0
+    read_at = total  # the factor the reading was made with
     # a focal length far off reads tall stacks past the tallest hypothesis: the factor from
     # the others, then read again, until it settles (each pass ~1 % on the simulated table)
     for _ in range(params.height_scale_passes):
@@ -1343,7 +1397,8 @@ def read_tops(
             break
         reading = _read(frame, board, params, colours, letters, ref_chroma, ref_bgr,
                         _scaled_focal(cam, 1.0 / total), points)
-    return _with_scale_sigma(reading, scale_sigma)
+        read_at = total
+    return _with_scale_sigma(reading, scale_sigma, read_at)
 
 
 def _read(
@@ -1468,13 +1523,16 @@ def height_scale(
     return float(a[best]), float(sigma)
 
 
-def _with_scale_sigma(reading: TopsReading, scale_sigma: float) -> TopsReading:
-    """Each stack's height sigma with the scale's relative sigma added (height times it)."""
+def _with_scale_sigma(reading: TopsReading, scale_sigma: float, focal_scale: float) -> TopsReading:
+    """Each stack's height sigma with the scale's relative sigma added (height times it), and
+    the focal length's factor the reading was made with."""
     if reading.height_sigma is None or reading.heights is None:
-        return reading
+        return TopsReading(reading.tops, reading.confidence, reading.heights, reading.height_sigma,
+                           reading.height_estimate, focal_scale)
     sig = {c: float(math.hypot(v, reading.heights[c] * scale_sigma)) if reading.heights[c] else v
            for c, v in reading.height_sigma.items()}
-    return TopsReading(reading.tops, reading.confidence, reading.heights, sig, reading.height_estimate)
+    return TopsReading(reading.tops, reading.confidence, reading.heights, sig, reading.height_estimate,
+                       focal_scale)
 
 
 def _check_tops_frame(frame: np.ndarray) -> None:
@@ -1610,12 +1668,15 @@ def _refined_heights(
         # taken off the colours where the top is not saturated; a saturated one: its brightness only
         glare = np.where(local & ~saturated if saturated is not None else local, glare, 0.0)
     if params.near_darkening > 0:
+        # the refinement takes the darkening's crossings and depths on the near side only: with
+        # one pass (at k0) that side is known now, and the others' need not be measured
+        near = ~_far_side(geo.s_pred, k0, params)[1] if params.refine_passes == 1 else None
         pos_dark, dark_depth = _darkening_crossings(
             prof, s_lo, step, params.near_darkening, params.near_depth_reach_px,
             params.saturation_level, glare,
             (params.near_reference_far_px, params.near_reference_near_px,
              params.near_reference_max_change),
-            local, top_raw,
+            local, top_raw, near,
         )
         if saturated is not None and params.saturated_min_channels > 0:
             # a top saturated in all but one channel: its near side is not measured

@@ -66,6 +66,29 @@ def _with_grid_camera(image: np.ndarray, board: Any, intrinsics: Any,
     return got
 
 
+def _read_kit_tops(image: np.ndarray, board: Any, intrinsics: Any, cache: dict[str, Any] | None,
+                   colours: Mapping[str, Any] | None = None) -> Any:
+    """`vision.domination.read_tops` on the kit's board; without a calibration through the
+    camera from its own grid (`_with_grid_camera`), whose focal length the heights settle: the
+    factor one frame settles on is kept in `cache` per board fit (by its corners and the frame
+    size, as the grid camera is) and the next frame of that fit starts there (one reading
+    instead of one per step towards it; the same frame again reads the same)."""
+    from vision.domination import read_tops
+
+    fit = _with_grid_camera(image, board, intrinsics, cache)
+    if intrinsics is not None or cache is None:
+        return read_tops(image, fit, colours=colours, intrinsics=intrinsics)
+    kept: dict[bytes, float] = cache.setdefault("grid_focal_scales", {})
+    key = np.ascontiguousarray(board.corners_px, np.float64).tobytes() + repr(image.shape).encode()
+    reading = read_tops(image, fit, colours=colours, focal_scale=kept.get(key, 1.0))
+    if reading.focal_scale is not None:
+        kept.pop(key, None)
+        while len(kept) >= 4:
+            kept.pop(next(iter(kept)))
+        kept[key] = reading.focal_scale
+    return reading
+
+
 def _invisible(service: Any, p: dict[str, Any]) -> list[dict[str, Any]]:
     """A reserve placed on the mover's own stack (no top changes): the players say where."""
     if "cell" not in p:
@@ -164,7 +187,6 @@ class DominationGame(Game):
              colours: Mapping[str, Any] | None = None, disc_thickness: float | None = None,
              cache: dict[str, Any] | None = None) -> TopsReading:
         from vision.chess_tops import read_chess_tops
-        from vision.domination import read_tops
 
         if board.method == "chessboard":  # draughts men on a chessboard (issue 19)
             from vision.chess_heights import stack_heights
@@ -179,8 +201,7 @@ class DominationGame(Game):
                 return TopsReading(tops=dict(chess.tops), heights=None, height_sigma=None)
             return TopsReading(tops=dict(chess.tops), heights={c: float(v) for c, v in got.heights.items()},
                                height_sigma={c: max(float(v), 0.05) for c, v in got.sigma.items()})
-        tops = read_tops(image, _with_grid_camera(image, board, intrinsics, cache), colours=colours,
-                         intrinsics=intrinsics)
+        tops = _read_kit_tops(image, board, intrinsics, cache, colours)
         heights = sigma = None
         if tops.heights:
             # Height estimates of occupied cells only, never claimed more certain than 0.05 piece.
@@ -217,11 +238,10 @@ class DominationGame(Game):
                     debug: bool = False, disc_thickness: float | None = None,
                     cache: dict[str, Any] | None = None) -> tuple[dict[str, Any], np.ndarray | None]:
         from vision.chess_tops import read_chess_tops
-        from vision.domination import read_tops
 
         if board.method == "chessboard":  # its men's colours must be learnt first: a clear error
             read_chess_tops(image, board, {}, intrinsics=intrinsics)
-        reading = read_tops(image, _with_grid_camera(image, board, intrinsics, cache), intrinsics=intrinsics)
+        reading = _read_kit_tops(image, board, intrinsics, cache)
         out: dict[str, Any] = {"tops": dict(reading.tops),
                                "heights": None if reading.heights is None else dict(reading.heights)}
         if getattr(reading, "confidence", None) is not None:
