@@ -1593,8 +1593,11 @@ def _board_around(planes: np.ndarray, rect_shape: tuple[int, ...], discs_px: np.
     per_unit = params.scale_px_per_unit * f
     covered = np.zeros((h, w), np.uint8)
     r = 0.6 * params.disc_diameter_board * per_unit
-    for cx, cy in np.asarray(discs_px, np.float64).reshape(-1, 2) * f:
-        cv2.circle(covered, (round(cx * 16), round(cy * 16)), round(r * 16), 1, -1, cv2.LINE_8, 4)
+    # (the centres in 1/16 px rounded all at once, half to even as round() does: the loop only
+    # draws)
+    r16 = round(r * 16)
+    for cx, cy in np.rint(np.asarray(discs_px, np.float64).reshape(-1, 2) * f * 16).astype(int).tolist():
+        cv2.circle(covered, (cx, cy), r16, 1, -1, cv2.LINE_8, 4)
     # (nor the table beyond the board's edge: the rectified image has a margin around the
     # playing area, and nothing there is under a disc)
     m = round(params.margin_board * per_unit)
