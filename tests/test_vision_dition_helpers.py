@@ -125,3 +125,42 @@ def test_edge_nearest_the_rim_is_the_first_maximum_by_distance() -> None:
                 else:  # the parabola's sub-sample radius lies within the chosen sample's step
                     step = radii[1] - radii[0]
                     assert abs(r_edge[i, r] - (radii[0] + (best + 0.5) * step)) <= 0.5 * step + 1e-9
+
+
+def test_upper_quartile_is_numpys_percentile_bit_for_bit() -> None:
+    # (the steps' strongest quarter in `_step_centroid`: float32 steps of (N, 24) profiles, N from
+    # one candidate up; whole grey levels give ties, fractions the interpolation's rounding)
+    rng = np.random.default_rng(21)
+    for n in (1, 2, 3, 4, 5, 6, 7, 8, 9, 50, 101, 233):
+        for k in range(40):
+            values = (rng.normal(size=(n, 24)) * 30).astype(np.float32)
+            if k % 2:
+                values = np.round(values)
+            want = np.percentile(values, 75, axis=0)
+            got = dition._upper_quartile(values)
+            assert got.dtype == want.dtype
+            assert np.array_equal(got, want), n
+
+
+def test_suppression_on_the_grid_is_the_greedy_over_all_pairs() -> None:
+    # (vote peaks as the vote scale gives them: whole pixels, strongest first, paired within the
+    # separation (8.4 px); clipped paper's plateau: a dense patch of equal peaks, in any order)
+    from scipy.spatial import cKDTree
+
+    rng = np.random.default_rng(21)
+    h, w = 259, 259
+    for k in range(40):
+        n = int(rng.integers(2, 3000))
+        if k % 2:
+            pts = rng.integers(0, [w, h], size=(n, 2))
+        else:
+            # (a plateau: every pixel of a patch, shuffled, after a few scattered strong peaks)
+            x0, y0 = rng.integers(0, 150, 2)
+            yy, xx = np.mgrid[y0:y0 + int(rng.integers(5, 100)), x0:x0 + int(rng.integers(5, 100))]
+            patch = rng.permutation(np.stack([xx.ravel(), yy.ravel()], axis=1))
+            pts = np.concatenate([rng.integers(0, [w, h], size=(int(rng.integers(0, 50)), 2)), patch])
+        pts = pts[np.unique(pts[:, 1] * w + pts[:, 0], return_index=True)[1]]
+        pts = pts[rng.permutation(len(pts))]
+        for radius in (8.4, 5.0, 3.0):
+            want = dition._greedy_keep(len(pts), cKDTree(pts).query_pairs(radius, output_type="ndarray"))
+            assert np.array_equal(dition._suppress_on_grid(pts, radius, (h, w)), want), (k, radius)
