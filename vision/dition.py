@@ -1861,6 +1861,11 @@ def _step_centroid(ds: np.ndarray, k: np.ndarray, off: np.ndarray, reach: int = 
     return out
 
 
+#: np.percentile's result type for float32 values: float64 on numpy < 2 (the floor's 1.26), float32
+#: on numpy 2 (NEP 50), so that `_upper_quartile` is it exactly on both
+_PERCENTILE_WEIGHS_IN_FLOAT64 = np.percentile(np.zeros((2, 1), np.float32), 75, axis=0).dtype == np.float64
+
+
 def _upper_quartile(values: np.ndarray) -> np.ndarray:
     """np.percentile(values, 75, axis=0), exactly (its linear interpolation between the two
     order statistics around (N - 1) * 0.75, in the values' dtype), from one partition of the
@@ -1875,8 +1880,10 @@ def _upper_quartile(values: np.ndarray) -> np.ndarray:
     part = np.partition(values.T, (lo, lo + 1), axis=1)
     a, b = part[:, lo], part[:, lo + 1]
     diff = b - a
-    # (numpy's _lerp: from the nearer end)
-    return b - diff * (1 - t) if t >= 0.5 else a + diff * t
+    # (numpy's _lerp: from the nearer end; numpy < 2 weighs float32 values in float64, its weights
+    # being a float64 array, numpy 2 in the values' dtype)
+    weight = np.array([t]) if _PERCENTILE_WEIGHS_IN_FLOAT64 else t
+    return b - diff * (1 - weight) if t >= 0.5 else a + diff * weight
 
 
 def _fit_circles(
