@@ -164,3 +164,37 @@ def test_suppression_on_the_grid_is_the_greedy_over_all_pairs() -> None:
         for radius in (8.4, 5.0, 3.0):
             want = dition._greedy_keep(len(pts), cKDTree(pts).query_pairs(radius, output_type="ndarray"))
             assert np.array_equal(dition._suppress_on_grid(pts, radius, (h, w)), want), (k, radius)
+
+
+def test_strong_gradients_do_not_depend_on_where_the_arrays_lie() -> None:
+    # (the reader's vote step. cv2.magnitude, used before, rounded ~40 % of a frame's magnitudes
+    # by its own approximation, and some of them by where its output buffer lay in memory (384 of
+    # 512 alignments of inputs and output differed): the same frame read twice in one process gave
+    # readings ~1e-7 d apart. Each magnitude is to be float32 arithmetic's, element by element,
+    # whatever the arrays' alignment)
+    rng = np.random.default_rng(3)
+    n = 200_003
+    gx0 = (rng.normal(size=n) * 9).astype(np.float32)
+    gy0 = (rng.normal(size=n) * 9).astype(np.float32)
+    threshold = np.float32(4.0)
+    want_idx, want_g = dition._strong_gradients(gx0, gy0, threshold)
+    strong = set(want_idx.tolist())
+    for i in rng.choice(n, 3000, replace=False).tolist():
+        x, y = gx0[i], gy0[i]
+        m2 = np.float32(x * x) + np.float32(y * y)
+        assert (i in strong) == bool(m2 > threshold * threshold), i
+    for j in rng.choice(len(want_idx), 3000, replace=False).tolist():
+        i = want_idx[j]
+        x, y = gx0[i], gy0[i]
+        assert want_g[j] == np.sqrt(np.float32(np.float32(x * x) + np.float32(y * y))), i
+    for offset_x in range(0, 64, 4):
+        for offset_y in (0, 4, 12, 36):
+            bx = np.empty(n * 4 + 64, np.uint8)
+            by = np.empty(n * 4 + 64, np.uint8)
+            gx = bx[offset_x:offset_x + n * 4].view(np.float32)
+            gy = by[offset_y:offset_y + n * 4].view(np.float32)
+            gx[:] = gx0
+            gy[:] = gy0
+            idx, g = dition._strong_gradients(gx, gy, threshold)
+            assert np.array_equal(idx, want_idx), (offset_x, offset_y)
+            assert np.array_equal(g, want_g), (offset_x, offset_y)

@@ -883,9 +883,7 @@ def _candidates(
         blur = cv2.GaussianBlur(img, (0, 0), 0.6)
         gx = cv2.Sobel(blur, cv2.CV_32F, 1, 0, ksize=3, scale=0.125).ravel()
         gy = cv2.Sobel(blur, cv2.CV_32F, 0, 1, ksize=3, scale=0.125).ravel()
-        mag = cv2.magnitude(gx, gy).ravel()
-        idx = np.flatnonzero(mag > thr_edge)
-        g = mag[idx]
+        idx, g = _strong_gradients(gx, gy, thr_edge)
         k = np.float32(sign * r) / g
         # (whole numbers of pixels, exact in float32 at these sizes: the accumulator has fewer
         # than 2^24 cells; one conversion to integers at the end)
@@ -1859,6 +1857,18 @@ def _step_centroid(ds: np.ndarray, k: np.ndarray, off: np.ndarray, reach: int = 
     wide = (run.sum(axis=2) > 3) & (peak[:, spread] > 0)
     out[:, spread] = np.where(wide, (wr * j).sum(axis=2) / np.maximum(wr.sum(axis=2), 1e-9), off[:, spread])
     return out
+
+
+def _strong_gradients(gx: np.ndarray, gy: np.ndarray, threshold: np.float32) -> tuple[np.ndarray, np.ndarray]:
+    """Where the gradient's magnitude exceeds `threshold`, and that magnitude there: (indices
+    into the flat arrays, float32 magnitudes). The same bits wherever the arrays lie in memory:
+    cv2.magnitude's optimised path rounds some elements by its buffers' alignment, which moved
+    the readings by ~1e-7 d from one call to the next; numpy's products, sum and square root are
+    exact per element."""
+    mag2 = gx * gx
+    mag2 += gy * gy
+    idx = np.flatnonzero(mag2 > np.float32(threshold) * np.float32(threshold))
+    return idx, np.sqrt(mag2[idx])
 
 
 #: np.percentile's result type for float32 values: float64 on numpy < 2 (the floor's 1.26), float32
