@@ -612,8 +612,14 @@ def detect_discs(
     # clipped in a hot spot between discs has their shadows' soft fall-off around it, steps on
     # some rays (a quarter of them) but no circle of them; the discs, 0.96-1)
     rim_in_grey = outline_ok & (outline_cover >= params.min_closure) & (outline_sigma <= 0.5 * RIM_REFIT_BOARD)
-    differs &= ~saturated | rim_in_grey | rim_in_colour | (face_delta >= max(params.min_face_contrast,
-                                                                            params.face_snr * noise))
+    # (or where the face shows a darker centre, its dot washed out to a smudge too faint and small
+    # for the dot fit (a lamp's hot spot, seed 1 frame 11: 10 grey levels under a face at 254,
+    # 0.07 of a diameter across), and differs with its sign from what lies right beyond its rim
+    # on three quarters of the rays (`_proven_by_dot`'s share): bare paper clipped between discs
+    # is as light at the centre of its ring as around it)
+    smudged = (face - dotv >= min_step) & (beside_share >= 0.75) & (face_delta >= params.face_snr * noise)
+    differs &= ~saturated | rim_in_grey | rim_in_colour | smudged | (face_delta >= max(params.min_face_contrast,
+                                                                                       params.face_snr * noise))
     closed = closure >= params.min_closure
     # (the board under a disc is what lies right beside its rim, not the board 5 diameters
     # away: a patch of table beside the board's edge differs from the board but not from what
@@ -647,8 +653,12 @@ def detect_discs(
     # the face, a hundred levels above the dot in every channel, far past the sensor's white;
     # bare warm paper in a hot spot is clipped in red and green only)
     moved = np.linalg.norm(rim_first[:n] - centres0, axis=1)
+    # (located as a rim is, to within what a piece a little off round leaves, twice: the side and
+    # the shadow of clipped discs fit to 0.032 at most on the varied table's frames; bare paper
+    # in a hot spot ringed by the soft shadows of the discs around it, 0.047: seed 2 glare frame 7)
     rim_only = (~dot_ok & outline_ok & dot_clipped & (moved < params.rim_only_max_shift_board)
-                & (outline_cover >= params.rim_only_min_cover) & (saturated | (face_bgr is None)))
+                & (outline_cover >= params.rim_only_min_cover) & (saturated | (face_bgr is None))
+                & (outline_sigma <= 2.0 * RIM_REFIT_BOARD))
     # (and that outline is a disc's size: a ring printed on the clipped paper, a little wider
     # than a disc, gives the fixed-radius fit its edges too; where no dot speaks for it, a clipped
     # face's outline counts only then)
@@ -668,7 +678,7 @@ def detect_discs(
     # the evidence a disc shows whatever it is made of: its closed outline, its face against the
     # board (in units of the least contrast that counts), its dot if it has one
     face_term = np.clip(face_delta / (4.0 * min_contrast), 0.0, 1.0)
-    shown = 0.55 * closure + 0.25 * face_term + 0.2 * dot_seen
+    shown = 0.55 * closure + 0.25 * face_term + 0.2 * (dot_seen | (saturated & smudged))
     conf = np.where(closed & differs, np.maximum(conf, shown), conf)
     # every disc shows its dot or its rim to the sub-pixel fits, or its closed outline around a
     # face of its own (then its vote peak is its centre); a vote peak that shows none of them is
@@ -784,7 +794,8 @@ def detect_discs(
     # over the board 5 diameters around, read white); such a ring must close on three quarters of
     # the rays, as the clipped face's outline in colour must (`_clipped_outline`, which may still
     # prove it below; clipped off-round discs with no rim fit close on 0.875-1)
-    free &= ~(saturated & ~dot_ok & ~outline_ok & ~rim_in_colour & (closure < 0.75))
+    # (a smudge of a dot, `smudged`, is a dot seen)
+    free &= ~(saturated & ~(dot_ok | smudged) & ~outline_ok & ~rim_in_colour & (closure < 0.75))
     # a white face clipped at the sensor's white in every channel, on paper that one channel
     # still shows (warm paper under glare keeps its blue): its outline in that channel
     if vals_bgr is not None and face_colour is not None:
@@ -793,6 +804,24 @@ def detect_discs(
             at = np.flatnonzero(lit)
             ok_c, c_top, c_sigma, c_cover = _clipped_outline(vals_bgr[at][:, :, nd:], u, starts[at], rim_edges[2],
                                                              noise_bgr, params)
+            # (again from the circle's centre where it lies off the start: a white disc on
+            # clipped paper votes with its shadow side only, and its vote peak lies up to a rim's
+            # reach and more off its centre, where the rays on the far side run out of the face
+            # early and their steps fall off the circle)
+            # (twice: the first circle is fitted with the far side's steps missing; the second
+            # start wherever that circle's centre moved. Where the outline closes on half the rays
+            # at least, `min_closure`, as it does around any face that differs from the board)
+            from_c = starts[at]
+            for least_move in (RIM_REFIT_BOARD, 0.0):
+                redo = np.flatnonzero(~ok_c & np.all(np.isfinite(c_top), axis=1) & (c_cover >= params.min_closure)
+                                      & (np.linalg.norm(c_top - from_c, axis=1) > least_move))
+                if len(redo) == 0:
+                    continue
+                from_c = from_c.copy()
+                from_c[redo] = c_top[redo]
+                _, _, _, bgr2 = _sample_profiles(frame, tables.lookup_px, c_top[redo], RIM_RADII, params.n_rays)
+                ok2, c2, sig2, cov2 = _clipped_outline(bgr2, u, c_top[redo], rim_edges[2], noise_bgr, params)
+                ok_c[redo], c_top[redo], c_sigma[redo], c_cover[redo] = ok2, c2, sig2, cov2
             at = at[ok_c]
             free[at] = True
             centre[at] = c_top[ok_c] - geom.thickness_shift(c_top[ok_c], params.thickness_board)
