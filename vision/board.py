@@ -21,9 +21,9 @@ from vision.aruco import find_board_aruco
 from vision.camera import Intrinsics
 from vision.chessboard import find_chessboard
 from vision.dition_board import (
+    drawn_lines_at,
     find_dition_edge,
     find_dition_lines,
-    drawn_lines_at,
     find_drawn_lines,
     lines_gray,
     refine_dition,
