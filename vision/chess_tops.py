@@ -449,7 +449,11 @@ def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.nda
     # what it must close (`outline_lean`)
     needed = np.maximum(p.outline_alone + np.minimum(bare, 0.0), p.outline_lean)
     by_colour = np.where(sep >= p.colour_tells, bare < 0.0, closure >= needed)
-    piece = (by_colour & ((closure > p.outline_none) | (bare <= -p.bare_sure))) | (closure >= p.outline_sure)
+    # a clearly closed outline is a piece whatever the colour, unless colour surely says "bare"
+    # and no side band shows: a paper corner's edge inside a bare black square closed its ring at
+    # 14 noise units with none on the nadir's side (seed 3 table 18), while a top's band shows
+    sure = (closure >= p.outline_sure) & ~((sep >= p.colour_tells) & (bare >= p.bare_sure) & (band < p.outline_alone))
+    piece = (by_colour & ((closure > p.outline_none) | (bare <= -p.bare_sure))) | sure
     # a closed outline where colour says "bare" only faintly (a black top with its rim and a
     # glint, on a dark square) is a piece too
     piece |= (closure >= p.outline_alone) & (bare < p.bare_sure)
@@ -458,8 +462,15 @@ def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.nda
     # where a top of its square's colour shows no rim elsewhere (white chips on white squares
     # clipped by the sensor: only the band's stripes and shadow show; a black counter on a
     # black square); on seeds 3 and 11 no bare square of 1202 where colour cannot tell stepped
-    # there over 1.95 noise units, the tops missed 2.4-18
-    piece |= (sep < p.colour_tells) & (band >= p.outline_alone)
+    # there over 1.95 noise units, the tops missed 2.4-18; unless the centre leans surely to its
+    # square's colour and is not clipped (where it is, its colour says nothing): beside a paper
+    # corner, its edge on the nadir's side of a bare black square stepped at 5.7 (seed 29)
+    piece |= ((sep < p.colour_tells) & (band >= p.outline_alone)
+              & ((bare < p.bare_sure) | clipped[0].all(axis=1)))
+    # and so are the two together where each is at least what no bare square reaches
+    # (`outline_none`): a thin black chip closing its outline and its band at 2.4 each (seed 3
+    # table 5); the bare squares nearest came to 1.6 and 1.7
+    piece |= (sep < p.colour_tells) & (band >= p.outline_none) & (closure >= p.outline_none)
     # where the piece colour is close to the square's (white chips on white vinyl under the
     # lamp), a centre clipped in all three channels and as far from its square's own colour as
     # colour must be to tell, surely nearer a piece colour, is a piece without an outline: the
