@@ -16,7 +16,9 @@ so neither "saturated means a piece" nor one board colour works. Per cell:
   where the camera from the board (`vision.geometry.camera_geometry`) puts it; the radial
   grey-level steps on that ring, less the bare board's own square edges (blurred as much as the
   frame shows them), in units of the square's own noise and grain; the best height is the
-  top's;
+  top's; and the side band's: the weakest step of the three eighths facing the camera's nadir,
+  where a stack's side shows between its top's rim and the board (white chips on white squares
+  clipped by the sensor show nothing else);
 - the top's colour: the median of a disc half a man's radius across at that height (a crown,
   rings or a printed ring are a minority of it); the centre's colour at the board;
 - colours are compared as logarithms of BGR divided by the local light level (a shadow or a
@@ -452,7 +454,8 @@ def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.nda
     # a clearly closed outline is a piece whatever the colour, unless colour surely says "bare"
     # and no side band shows: a paper corner's edge inside a bare black square closed its ring at
     # 14 noise units with none on the nadir's side (seed 3 table 18), while a top's band shows
-    sure = (closure >= p.outline_sure) & ~((sep >= p.colour_tells) & (bare >= p.bare_sure) & (band < p.outline_alone))
+    colour_says_bare = (sep >= p.colour_tells) & (bare >= p.bare_sure)
+    sure = (closure >= p.outline_sure) & ~(colour_says_bare & (band < p.outline_alone))
     piece = (by_colour & ((closure > p.outline_none) | (bare <= -p.bare_sure))) | sure
     # a closed outline where colour says "bare" only faintly (a black top with its rim and a
     # glint, on a dark square) is a piece too
