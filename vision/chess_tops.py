@@ -16,7 +16,9 @@ so neither "saturated means a piece" nor one board colour works. Per cell:
   where the camera from the board (`vision.geometry.camera_geometry`) puts it; the radial
   grey-level steps on that ring, less the bare board's own square edges (blurred as much as the
   frame shows them), in units of the square's own noise and grain; the best height is the
-  top's;
+  top's; and the side band's: the weakest step of the three eighths facing the camera's nadir,
+  where a stack's side shows between its top's rim and the board (white chips on white squares
+  clipped by the sensor show nothing else);
 - the top's colour: the median of a disc half a man's radius across at that height (a crown,
   rings or a printed ring are a minority of it); the centre's colour at the board;
 - colours are compared as logarithms of BGR divided by the local light level (a shadow or a
@@ -91,6 +93,15 @@ class ChessTopsParams:
     outline_sure: float = 5.0
     outline_none: float = 2.0
     outline_alone: float = 2.5
+    #: where colour cannot tell, how far the centre leans towards a piece colour away from its
+    #: square's own (`_decide`'s `bare` below 0: 0 half-way, -1 at the piece colour) lowers the
+    #: closure needed, one noise unit per unit of lean, to no less than `outline_lean`: a
+    #: counter of its square's colour shows a thin rim (1.8-2.5 noise units on seeds 3 and 11)
+    #: and its face leans 0.3-0.9 towards the piece colour, while a bare square that closes that
+    #: far is the 1 % of them (1.8) and leans as far only one time in 8 (seeds 3 and 11: of 1202
+    #: such bare squares none closed over 1.8 with its centre leaning; the two at 1.6 leaned
+    #: 0.8-1.2, where 1.8 stops them)
+    outline_lean: float = 1.8
     #: colour tells a piece from the bare square when the nearest piece colour lies this far
     #: (log BGR) from the square's: a bare square's centre lies within 0.04 (median) and 0.15
     #: (95 %) of its colour after the light-level correction
@@ -183,7 +194,7 @@ def _off_playable(pts_board: np.ndarray, margin: float) -> np.ndarray:
 
 
 def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: Any, thickness: float,
-             square_grey: np.ndarray, p: ChessTopsParams) -> tuple[np.ndarray, np.ndarray]:
+             square_grey: np.ndarray, p: ChessTopsParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per cell, how closed an outline around its centre is, in units of its square's own grain
     and noise: for a top 1..5 pieces high, on each eighth of a ring between `outline_radii`
     (a man's rim, with its jitter on the square) the strongest mean radial grey-level step, then
@@ -272,8 +283,19 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     q = np.where(have >= n_sectors // 2, q, 0.0)
     closed = q.max(axis=0)
     height = np.argmax(q, axis=0) + 1
+    # the side band: a stack's top is shifted away from the camera's nadir, its side shows
+    # between the top's rim and the board on the nadir's side, concentric with the top, so the
+    # three eighths facing the nadir all step (a neighbour's leaning side or shadow crosses the
+    # ring on one side of its own, rarely those three); the weakest of the three, at the best
+    # height (an eighth with nothing usable left out, two needed)
+    toward = -np.stack([geo.thickness_shift(_CENTRES, k * thickness) for k in heights])  # (H, n, 2)
+    facing = np.floor(np.mod(np.arctan2(toward[..., 1], toward[..., 0]), 2 * np.pi) / (2 * np.pi / n_sectors))
+    facing = np.mod(facing.astype(int)[..., None] + np.array([-1, 0, 1]), n_sectors)  # (H, n, 3)
+    arc = np.take_along_axis(step, facing, axis=2)
+    arc_have = np.isfinite(arc).sum(axis=2)
+    band = np.where(arc_have >= 2, np.nanmin(np.where(np.isfinite(arc), arc, np.inf), axis=2), 0.0)
     out = closed / noise
-    return out, height
+    return out, height, band.max(axis=0) / noise
 
 
 _NEAR = np.linalg.norm(_CENTRES[:, None, :] - _CENTRES[None, :, :], axis=2) < 1.5  # a cell and its 8
@@ -311,11 +333,11 @@ def _light_field(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[bool
 
 def _measure(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None, thickness: float,
              p: ChessTopsParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[bool, np.ndarray],
-                                          np.ndarray]:
+                                          np.ndarray, np.ndarray]:
     """Per cell: the local light level (3,) and its square's own colour (3,) (`_light_field`),
     the centre's colour at the board (3,) and the top's colour (3,) at the height its outline
-    closes best, raw BGR; the median light and dark square; the outline's closure
-    (`_closure`)."""
+    closes best, raw BGR; the median light and dark square; the outline's closure and its side
+    band's (`_closure`)."""
     if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
         raise InvalidImageError(f"frame must be a BGR uint8 image (H, W, 3), got {getattr(frame, 'shape', None)}")
     cam = board_intrinsics(board, intrinsics)
@@ -337,11 +359,11 @@ def _measure(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None, 
     level, square, refs = _light_field(corners)
     base = np.median(discs[0], axis=1)
     grey_w = np.array([0.114, 0.587, 0.299])  # cv2's BGR -> grey
-    energy, height = _closure(frame, board, cam, geo, thickness, square @ grey_w, p)
+    energy, height, band = _closure(frame, board, cam, geo, thickness, square @ grey_w, p)
     # the top's colour where its rim closes best (a tall stack's side band, seen beside its top,
     # is as uniform as a top)
     top = np.median(discs[height, np.arange(n)], axis=1)
-    return level, square, base, top, refs, energy
+    return level, square, base, top, refs, energy, band
 
 
 def learn_chess_colours(
@@ -351,7 +373,7 @@ def learn_chess_colours(
     """{letter: BGR} as the pieces' tops look, from a frame whose tops are known (`tops`: cell ->
     letter for the occupied cells, e.g. the start position); each colour at the median light
     level of the board."""
-    level, _, _, top, _, _ = _measure(frame, board, intrinsics, thickness, params)
+    level, _, _, top, _, _, _ = _measure(frame, board, intrinsics, thickness, params)
     index = {c: i for i, c in enumerate(CELLS)}
     out: dict[str, tuple[float, float, float]] = {}
     for letter in sorted(set(tops.values())):
@@ -411,7 +433,7 @@ def _distances(clean: np.ndarray, clipped: np.ndarray, model: np.ndarray, clip_l
 
 def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.ndarray], cap: np.ndarray,
             model: np.ndarray, d_empty: np.ndarray, sep: np.ndarray, closure: np.ndarray, p: ChessTopsParams,
-            clip_level: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            clip_level: np.ndarray, band: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Distances of the centre (n,) and the top (n, L) to the piece colours (`clipped`: their
     channels clipped by the sensor, at `clip_level` (n, 3) in the colours' units), glare up to
     `cap` taken off; which cells hold a piece (see `ChessTopsParams`); the glare of the nearest
@@ -425,11 +447,33 @@ def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.nda
     # how clearly the centre is its square rather than the nearest piece colour: 1 when it is
     # the square's colour, 0 half-way, below 0 nearer the piece colour
     bare = (d_base - d_empty) / np.maximum(sep, 1e-6)
-    by_colour = np.where(sep >= p.colour_tells, bare < 0.0, closure >= p.outline_alone)
-    piece = (by_colour & ((closure > p.outline_none) | (bare <= -p.bare_sure))) | (closure >= p.outline_sure)
+    # where colour cannot tell, the outline says; a centre leaning towards a piece colour lowers
+    # what it must close (`outline_lean`)
+    needed = np.maximum(p.outline_alone + np.minimum(bare, 0.0), p.outline_lean)
+    by_colour = np.where(sep >= p.colour_tells, bare < 0.0, closure >= needed)
+    # a clearly closed outline is a piece whatever the colour, unless colour surely says "bare"
+    # and no side band shows: a paper corner's edge inside a bare black square closed its ring at
+    # 14 noise units with none on the nadir's side (seed 3 table 18), while a top's band shows
+    colour_says_bare = (sep >= p.colour_tells) & (bare >= p.bare_sure)
+    sure = (closure >= p.outline_sure) & ~(colour_says_bare & (band < p.outline_alone))
+    piece = (by_colour & ((closure > p.outline_none) | (bare <= -p.bare_sure))) | sure
     # a closed outline where colour says "bare" only faintly (a black top with its rim and a
     # glint, on a dark square) is a piece too
     piece |= (closure >= p.outline_alone) & (bare < p.bare_sure)
+    # where colour cannot tell, a side band is a piece too: a stack's side shows on the nadir's
+    # side of its top, concentric with it, on the three eighths facing the nadir (`_closure`),
+    # where a top of its square's colour shows no rim elsewhere (white chips on white squares
+    # clipped by the sensor: only the band's stripes and shadow show; a black counter on a
+    # black square); on seeds 3 and 11 no bare square of 1202 where colour cannot tell stepped
+    # there over 1.95 noise units, the tops missed 2.4-18; unless the centre leans surely to its
+    # square's colour and is not clipped (where it is, its colour says nothing): beside a paper
+    # corner, its edge on the nadir's side of a bare black square stepped at 5.7 (seed 29)
+    piece |= ((sep < p.colour_tells) & (band >= p.outline_alone)
+              & ((bare < p.bare_sure) | clipped[0].all(axis=1)))
+    # and so are the two together where each is at least what no bare square reaches
+    # (`outline_none`): a thin black chip closing its outline and its band at 2.4 each (seed 3
+    # table 5); the bare squares nearest came to 1.6 and 1.7
+    piece |= (sep < p.colour_tells) & (band >= p.outline_none) & (closure >= p.outline_none)
     # where the piece colour is close to the square's (white chips on white vinyl under the
     # lamp), a centre clipped in all three channels and as far from its square's own colour as
     # colour must be to tell, surely nearer a piece colour, is a piece without an outline: the
@@ -484,7 +528,7 @@ def read_chess_tops(
         if len(k) != 1 or k == ".":
             raise ColourModelError(f"colour letters must be single characters other than '.', got {k!r}")
     model = _log(np.array([colours[k] for k in letters], np.float64))  # (L, 3)
-    level, square, base, top, refs, energy = _measure(frame, board, intrinsics, thickness, params)
+    level, square, base, top, refs, energy, band = _measure(frame, board, intrinsics, thickness, params)
     lvl = np.maximum(level, 0.05)
     # each cell's square at the median light level: the median of the squares of its colour
     square_n = np.where(_DARK[:, None], _log(refs[True])[None], _log(refs[False])[None])
@@ -497,7 +541,7 @@ def read_chess_tops(
     cap = np.full(len(CELLS), np.inf)
     for _ in range(2):
         d_base, d_top, piece, glare = _decide(base / lvl, top / lvl, (base >= _CLIPPED, top >= _CLIPPED), cap, model,
-                                              d_empty, sep, energy, params, _CLIPPED / lvl)
+                                              d_empty, sep, energy, params, _CLIPPED / lvl, band)
         # a top clipped in a channel shows no glare there, only that it is at least that bright
         # (white tops under the lamp: counted as 0 they denied the black tops beside them theirs)
         cap = 1.33 * _glare_field(glare, piece & ~(top >= _CLIPPED).all(axis=1)) + 8.0
