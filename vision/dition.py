@@ -2155,11 +2155,13 @@ COLOUR_BEYOND_BOARD = (0.62, 0.76)
 #: 0.1 on the camera's side, averaged over the circle, and a piece's own size against the set's)
 COLOUR_RIM_TOLERANCE_BOARD = 0.08
 #: ... on this share of the rays at least (`_coloured_outline`)
-COLOUR_MIN_CLOSURE = 2.0 / 3.0
-#: ... and a circle fits its crossings to this rms (board units: the rims of chips and draughts
-#: men 0.005-0.026 on the real photos, of red chips half hidden under another 0.04; a bowl's
-#: squarish rim, a card's corner, the corner of a felt cell 0.027-0.044, drawn 0.02 apart)
-COLOUR_RIM_RMS_BOARD = 0.03
+COLOUR_MIN_CLOSURE = 0.75
+#: ... and a circle fits its crossings to this rms (board units: the rims of draughts men
+#: 0.005-0.02 on the real photos, of chips up to 0.044, their moulded ring and rim marks crossing
+#: the rim in colour, and a carrom coin 15 px across 0.03-0.05; a bowl's squarish rim, a card's
+#: corner, the corner of a felt cell fit 0.027-0.044 too: the face's, the outline's and the
+#: board's tests refuse them)
+COLOUR_RIM_RMS_BOARD = 0.045
 
 
 def detect_discs(
@@ -2184,11 +2186,12 @@ def detect_discs(
     frame_size = (frame.shape[1], frame.shape[0])
     if tables is None or not tables.matches(board, frame_size, params, intrinsics):
         tables = DiscTables(board, frame_size, params, intrinsics)
-    readings = _detect_neutral_discs(frame, board, params, intrinsics=intrinsics, tables=tables)
     if frame.ndim != 3:
-        return readings
+        return _detect_neutral_discs(frame, board, params, intrinsics=intrinsics, tables=tables)
+    once = _RectifiedOnce(tables, frame)  # (both passes read the same rectified board)
+    readings = _detect_neutral_discs(frame, board, params, intrinsics=intrinsics, tables=once)  # type: ignore[arg-type]
     taken = np.array([r.centre_board for r in readings], dtype=np.float64).reshape(-1, 2)
-    centres, black, conf, sigma = _coloured_discs(tables.rectify(frame), taken, tables.geometry, board.size_board,
+    centres, black, conf, sigma = _coloured_discs(once.rectify(frame), taken, tables.geometry, board.size_board,
                                                   params)
     if len(centres) == 0:
         return readings
@@ -2199,27 +2202,42 @@ def detect_discs(
     return sorted(readings, key=lambda r: (r.centre_board[1], r.centre_board[0]))
 
 
+class _RectifiedOnce:
+    """A board's `DiscTables` with one frame's rectification made once (`detect_discs`'s two
+    passes share it); everything else is the tables'."""
+
+    def __init__(self, tables: DiscTables, frame: np.ndarray) -> None:
+        self._tables, self._frame, self._rect = tables, frame, tables.rectify(frame)
+
+    def rectify(self, frame: np.ndarray) -> np.ndarray:
+        return self._rect if frame is self._frame else self._tables.rectify(frame)
+
+    def __getattr__(self, name: str):
+        return getattr(self._tables, name)
+
+
 def _colour_distance(rect_bgr: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """(D, L, C, noise): each rectified pixel's chroma distance to the board's local colour (Lab
-    a*, b*, float32, the 8-bit scale: about one level per unit), its lightness L, its own chroma
-    C (the distance to the neutral grey of its lightness), and the noise D
-    carries (the larger of the a* and b* channels' robust sigmas, floor `min_noise`). A
-    draughts man's red, a chip's green or a white chip's neutral on yellow wood stand out in
-    D; a chessboard's grey and off-white squares, both neutral, do not, and a board's grain
-    and light fall-off change its chroma slowly, within the window's median."""
+    """(D, Y, C, noise): each rectified pixel's chroma distance to the board's local colour
+    (YCrCb's Cr, Cb, float32, 8-bit levels), its brightness Y, its own chroma C (the distance to
+    the neutral grey of its brightness), and the noise D carries (the larger of the Cr and Cb
+    channels' robust sigmas, floor `min_noise`). A draughts man's red, a chip's green or a white
+    chip's neutral on yellow wood stand out in D; a chessboard's grey and off-white squares,
+    both neutral, do not, and a board's grain and light fall-off change its chroma slowly,
+    within the window's median. (YCrCb: a linear transform, a tenth of Lab's cost.)"""
     import cv2
 
-    lab = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2LAB)
+    ycc = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2YCrCb)
     s = params.scale_px_per_unit
-    small = cv2.resize(lab, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+    small = cv2.resize(ycc, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
     ks = max(3, round(COLOUR_BOARD_WINDOW_BOARD * s / 4) | 1)
-    board_lab = cv2.resize(cv2.medianBlur(small, ks), (lab.shape[1], lab.shape[0]), interpolation=cv2.INTER_LINEAR)
-    d_ab = lab[..., 1:].astype(np.float32) - board_lab[..., 1:].astype(np.float32)
-    dist = cv2.magnitude(np.ascontiguousarray(d_ab[..., 0]), np.ascontiguousarray(d_ab[..., 1]))
-    noise = max(float(np.max(_frame_noise(lab)[1:])), params.min_noise)
-    ab = lab[..., 1:].astype(np.float32) - np.float32(128.0)
-    chroma = cv2.magnitude(np.ascontiguousarray(ab[..., 0]), np.ascontiguousarray(ab[..., 1]))
-    return dist, lab[..., 0].astype(np.float32), chroma, noise
+    board = cv2.resize(cv2.medianBlur(small, ks), (ycc.shape[1], ycc.shape[0]), interpolation=cv2.INTER_LINEAR)
+    y, cr, cb = cv2.split(ycc)
+    _, cr0, cb0 = cv2.split(board)
+    dist = cv2.magnitude(cv2.subtract(cr, cr0, dtype=cv2.CV_32F), cv2.subtract(cb, cb0, dtype=cv2.CV_32F))
+    grey = np.full_like(cr, 128)
+    chroma = cv2.magnitude(cv2.subtract(cr, grey, dtype=cv2.CV_32F), cv2.subtract(cb, grey, dtype=cv2.CV_32F))
+    noise = max(float(np.max(_frame_noise(ycc)[1:])), params.min_noise)
+    return dist, y.astype(np.float32), chroma, noise
 
 
 def _coloured_discs(rect_bgr: np.ndarray, taken_board: np.ndarray, geom: CameraGeometry, size_board: float,
@@ -2260,8 +2278,11 @@ def _coloured_discs(rect_bgr: np.ndarray, taken_board: np.ndarray, geom: CameraG
     if len(px) == 0:
         return empty
     cands_board = (np.stack([px, py], axis=1) + 0.5) / sh - 0.5 / s - m
-    # (only where no disc was read, and on the board)
-    tol = params.outside_tolerance_board
+    # (only where no disc was read, and with its whole face on the playing area: at the board's
+    # edge against the table the board's local colour is half the table's, and the board
+    # beside the edge differs from it as a face does, along a straight outline that a circle
+    # fits to 0.036-0.044 over the rays it closes on)
+    tol = -0.5 * params.disc_diameter_board
     ok = np.all((cands_board > -tol) & (cands_board < size_board + tol), axis=1)
     if len(taken_board):
         from scipy.spatial import cKDTree
@@ -2276,15 +2297,18 @@ def _coloured_discs(rect_bgr: np.ndarray, taken_board: np.ndarray, geom: CameraG
     cands_board = centres_top[accepted]
     if len(cands_board) == 0:
         return empty
-    accepted, centres_top, black, closure, contrast, rms = _coloured_outline(dist, light, chroma, cands_board,
-                                                                             noise, params)
+    accepted, centres_top, black, closure, contrast, rms, _ = _coloured_outline(dist, light, chroma, cands_board,
+                                                                                noise, params)
     cands_board = np.where(accepted[:, None], centres_top, cands_board)
     keep = accepted & np.all((cands_board > -tol) & (cands_board < size_board + tol), axis=1)
     if len(taken_board) and keep.any():
         from scipy.spatial import cKDTree
 
         d_taken, _ = cKDTree(taken_board).query(cands_board)
-        keep &= d_taken >= params.min_separation_board
+        # (its face ring clear of every disc read: white discs around a gap on warm paper,
+        # 0.75-0.82 from it, make a light "face" there (kit's table, seed 1 frame 8, plain and
+        # defocused); touching discs lie a diameter apart)
+        keep &= d_taken >= 0.5 * params.disc_diameter_board + COLOUR_FACE_BOARD[1]
     idx = np.flatnonzero(keep)
     if len(idx) == 0:
         return empty
@@ -2310,13 +2334,14 @@ def _coloured_outline(dist: np.ndarray, light: np.ndarray, chroma: np.ndarray, c
     ang = np.arange(n_rays) * (2 * math.pi / n_rays)
     u = np.stack([np.cos(ang), np.sin(ang)], axis=1)  # (R, 2)
     radii = np.arange(0.10, COLOUR_BEYOND_BOARD[1] + 1e-9, 0.02)
-    pts = (cands_board[:, None, None, :] + radii[None, None, :, None] * u[None, :, None, :] + m) * s
-    mx = np.ascontiguousarray(pts[..., 0].reshape(len(cands_board), -1), dtype=np.float32)
-    my = np.ascontiguousarray(pts[..., 1].reshape(len(cands_board), -1), dtype=np.float32)
+    # (rectified pixels: each candidate's plus the rays' offsets, float32 as remap takes them)
+    off = (radii[None, :, None] * u[:, None, :] * s).reshape(-1, 2).astype(np.float32)
+    at = ((cands_board + m) * s).astype(np.float32)
+    mx = at[:, :1] + off[None, :, 0]
+    my = at[:, 1:] + off[None, :, 1]
     shape = (len(cands_board), n_rays, len(radii))
+    n_all = len(cands_board)
     prof = cv2.remap(dist, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
-    lprof = cv2.remap(light, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
-    cprof = cv2.remap(chroma, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
     in_face = (radii >= COLOUR_FACE_BOARD[0]) & (radii <= COLOUR_FACE_BOARD[1])
     beyond = radii >= COLOUR_BEYOND_BOARD[0]
     inner = np.median(prof[..., in_face], axis=2)  # (N, R)
@@ -2328,7 +2353,19 @@ def _coloured_outline(dist: np.ndarray, light: np.ndarray, chroma: np.ndarray, c
     spread = 1.4826 * np.median(np.abs(inner - face_d[:, None]), axis=1)
     step = inner - outer
     ray_ok = step >= np.maximum(params.outline_snr * noise, 0.5 * contrast)[:, None]
-    closure = ray_ok.mean(axis=1)
+    closure_all, contrast_all = ray_ok.mean(axis=1), contrast
+    # (the tests below only for the candidates that pass these: most peaks, on grain and print,
+    # do not)
+    alive = np.flatnonzero((closure_all >= COLOUR_MIN_CLOSURE) & (contrast >= params.face_snr * noise)
+                           & (spread <= params.max_face_spread * contrast))
+    if len(alive) == 0:
+        return (np.zeros(n_all, bool), np.full((n_all, 2), np.nan), np.zeros(n_all, bool), closure_all, contrast_all,
+                np.full(n_all, np.inf), np.zeros(n_all, bool))
+    prof, inner, outer, contrast, ray_ok = prof[alive], inner[alive], outer[alive], contrast[alive], ray_ok[alive]
+    closure, cands_board = closure_all[alive], cands_board[alive]
+    mx, my, shape = mx[alive], my[alive], (len(alive), *shape[1:])
+    lprof = cv2.remap(light, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
+    cprof = cv2.remap(chroma, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
     # the rim on each such ray: where D first falls below halfway between face and board
     # outward from the face
     mid = 0.5 * (inner + outer)
@@ -2370,11 +2407,10 @@ def _coloured_outline(dist: np.ndarray, light: np.ndarray, chroma: np.ndarray, c
     board_beyond = ((beyond_spread <= params.max_face_spread * contrast)
                     & (np.median(outer, axis=1) <= 0.5 * contrast))
     # (read by its outline and face alone, with no dot and no black-or-white rule to speak for
-    # it, a disc of its own colour closes its outline on two thirds of the rays: a patch of the
-    # board's edge against the table closes a half circle and a little more, 0.58 on the felt;
-    # coins, chips and men among their neighbours 0.71-1 on the real photos)
-    accepted = ((closure >= COLOUR_MIN_CLOSURE) & (n_found >= 0.5 * params.min_closure * n_rays)
-                & (contrast >= params.face_snr * noise) & (spread <= params.max_face_spread * contrast)
+    # it, a disc of its own colour closes its outline on three quarters of the rays, as a clipped
+    # face's outline in colour must (`_clipped_outline`): a patch of felt at the board's edge
+    # against the table closes 0.58-0.67; the chips and men read on the real photos 0.79-1)
+    accepted = ((n_found >= 0.5 * params.min_closure * n_rays)
                 & (np.abs(r_fit - r_disc) <= COLOUR_RIM_TOLERANCE_BOARD) & (rms <= COLOUR_RIM_RMS_BOARD)
                 & board_beyond)
     # (a colour of its own: a face with more chroma than the board beyond it, or a light face;
@@ -2383,6 +2419,10 @@ def _coloured_outline(dist: np.ndarray, light: np.ndarray, chroma: np.ndarray, c
     # chroma, and a printed dark hexagon as large as a disc has it too)
     face_c = np.median(cprof[..., in_face].reshape(len(cands_board), -1), axis=1)
     board_c = np.median(cprof[..., beyond].reshape(len(cands_board), -1), axis=1)
-    accepted &= (face_c > board_c) | (face_l > board_l)
-    centres = cands_board + np.stack([cx, cy], axis=1)
-    return accepted, centres, face_l < board_l, closure, contrast, rms
+    own = face_c > board_c
+    accepted &= own | (face_l > board_l)
+    ok_all, centres, black, rms_all, own_all = (np.zeros(n_all, bool), np.full((n_all, 2), np.nan),
+                                                np.zeros(n_all, bool), np.full(n_all, np.inf), np.zeros(n_all, bool))
+    ok_all[alive], centres[alive], black[alive], rms_all[alive], own_all[alive] = (
+        accepted, cands_board + np.stack([cx, cy], axis=1), face_l < board_l, rms, own)
+    return ok_all, centres, black, closure_all, contrast_all, rms_all, own_all
