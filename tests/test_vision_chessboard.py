@@ -13,6 +13,7 @@ from hardware.sim.chessboard import CHESSBOARDS
 from hardware.sim.layout import playable_cells
 from hardware.sim.men import PIECE_COLOURS, Men, random_chess_table
 from vision.board import find_board
+from vision.camera import Intrinsics
 from vision.chess_tops import learn_chess_colours, read_chess_tops
 from vision.chessboard import (
     camera_from_grid,
@@ -23,7 +24,7 @@ from vision.chessboard import (
 )
 from vision.domination import CELLS, cell_centre_board
 from vision.errors import BoardNotFoundError, ColourModelError
-from vision.geometry import board_to_image
+from vision.geometry import BoardFit, board_to_image
 
 
 def _stacks(rng: np.random.Generator, letters: list[str], fill: float) -> dict[str, str]:
@@ -88,7 +89,21 @@ def test_the_kit_board_is_still_found_from_its_cells_and_a_blank_frame_names_bot
     rng = np.random.default_rng(5)
     cam = random_camera(rng, "domination")
     r = render_domination({"d4": "GR", "e5": "B"}, cam, rng, options=RenderOptions.random(rng, markers=False))
-    assert find_board(r.image, game="domination").method == "cells"
+    truth = np.array(r.truth["corners_px"])
+    side_px = float(np.mean(np.linalg.norm(truth - np.roll(truth, 1, axis=0), axis=1))) / 8.0
+
+    def error_squares(fit: BoardFit) -> float:
+        return min(float(np.linalg.norm(np.roll(fit.corners_px, -k, axis=0) - truth, axis=1).max())
+                   for k in range(4)) / side_px
+
+    # with the camera model: the cells' fit as it is
+    intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
+    assert find_board(r.image, game="domination", intrinsics=intr).method == "cells"
+    # without one the cells' fit has no lens (0.20 squares off here): it is fitted again on the
+    # kit's drawn lines where it puts them, through the lens from their straightness
+    fit = find_board(r.image, game="domination")
+    assert fit.method == "lines" and fit.extra["lens"] == "estimated"
+    assert error_squares(fit) < 0.05
     with pytest.raises(BoardNotFoundError, match="chessboard"):
         find_board(np.full((600, 800, 3), 128, np.uint8), game="domination")
 

@@ -21,6 +21,7 @@ from vision.aruco import find_board_aruco
 from vision.camera import Intrinsics
 from vision.chessboard import find_chessboard
 from vision.dition_board import (
+    drawn_lines_at,
     find_dition_edge,
     find_dition_lines,
     find_drawn_lines,
@@ -45,6 +46,9 @@ from vision.lens import drawing_for
 #: the kit's cell finder is taken at its word from this many of its 52 cells (on a chessboard
 #: it saw 8-20 of the light squares, on the kit with men it sees most cells' light corners)
 KIT_CELLS_SURE = 26
+#: a chessboard's fit is taken at its word from this many of its 49 inner corners: the number
+#: `vision.chessboard` measures the camera from (fewer are too few to trust a lattice alone)
+CHESS_CORNERS_SURE = 20
 
 
 def find_board(
@@ -81,21 +85,40 @@ def find_board(
             kit = find_domination_board(frame, params, corners_px=None, intrinsics=intrinsics)
         except BoardNotFoundError as exc:
             tried.append(str(exc))
+
+        def with_lens(fit: BoardFit) -> BoardFit:
+            return fit if intrinsics is not None or not estimate_lens else with_estimated_lens(
+                frame, fit, board_params=params)
+
         # a chessboard's light squares look like the kit's cells too, a few at a time: a kit fit
         # on fewer than half of its 52 cells gives way to a chessboard found in the same frame
         if kit is not None and int(kit.extra.get("cells_found", 0)) >= KIT_CELLS_SURE:
+            # an 8x8 drawn in ink passes for the kit's cells (its squares' light middles), and so
+            # does the kit without its markers; without a lens model the cells' fit missed by up
+            # to 0.23 squares: where the frame shows the grid's lines at the cells' fit, the
+            # board is re-fitted on them through the lens from their straightness
+            if params.use_lines and intrinsics is None and estimate_lens:
+                drawn = drawn_lines_at(frame, kit, GRID_8X8, params)
+                if drawn is not None:
+                    return with_lens(drawn)
             return kit
+        chess = None
         try:  # a chessboard (issue 19): its 8x8 from the squares' corners
-            return find_chessboard(frame, intrinsics=intrinsics)
+            chess = find_chessboard(frame, intrinsics=intrinsics)
         except BoardNotFoundError as exc:
             tried.append(str(exc))
+        # a chessboard's fit on fewer inner corners than it measures the camera on is taken only
+        # when no drawn 8x8 is found: a drawn grid's crossings make a few X-junctions too, in a
+        # lattice of their own (found 5-7 squares off the grid on 2 frames of 30)
+        if chess is not None and int(chess.extra.get("corners_found", 0)) >= CHESS_CORNERS_SURE:
+            return chess
         if params.use_lines:  # an 8x8 drawn as a grid of lines on paper, card or felt
             try:
-                fit = find_drawn_lines(frame, GRID_8X8, params, intrinsics=intrinsics)
-                return fit if intrinsics is not None or not estimate_lens else with_estimated_lens(
-                    frame, fit, board_params=params)
+                return with_lens(find_drawn_lines(frame, GRID_8X8, params, intrinsics=intrinsics))
             except BoardNotFoundError as exc:
                 tried.append(str(exc))
+        if chess is not None:
+            return chess
         if kit is not None:
             return kit
         raise BoardNotFoundError("; ".join(tried))

@@ -107,6 +107,13 @@ RIM_REFIT_BOARD = 0.02
 #: a clipped face's rim steps within this of where the board's scale predicts it (the side band,
 #: at most 0.02 at the camera's tilt, and the blur); beyond it lies the soft fall-off of its shadow
 RIM_REACH_BOARD = 0.08
+#: a light face that differs from its board shows its outline all around: on this share of the
+#: rays it steps down at the rim or differs from what lies beyond (`_seen_all_around`; real
+#: stones and men 21-24 of 24, the light wedges of a checkers board's squares 12-20)
+ALL_AROUND_SHARE = 0.875
+#: ... and differs from what lies beyond on this share (real stones and men 17-24 of 24, card
+#: symbols and a card back's lattice 3-17, those at 17 missing their outline on 4 rays or more)
+BESIDE_ALL_AROUND_SHARE = 2.0 / 3.0
 
 
 @dataclass(frozen=True)
@@ -612,8 +619,14 @@ def _detect_neutral_discs(
     # clipped in a hot spot between discs has their shadows' soft fall-off around it, steps on
     # some rays (a quarter of them) but no circle of them; the discs, 0.96-1)
     rim_in_grey = outline_ok & (outline_cover >= params.min_closure) & (outline_sigma <= 0.5 * RIM_REFIT_BOARD)
-    differs &= ~saturated | rim_in_grey | rim_in_colour | (face_delta >= max(params.min_face_contrast,
-                                                                            params.face_snr * noise))
+    # (or where the face shows a darker centre, its dot washed out to a smudge too faint and small
+    # for the dot fit (a lamp's hot spot, seed 1 frame 11: 10 grey levels under a face at 254,
+    # 0.07 of a diameter across), and differs with its sign from what lies right beyond its rim
+    # on three quarters of the rays (`_proven_by_dot`'s share): bare paper clipped between discs
+    # is as light at the centre of its ring as around it)
+    smudged = (face - dotv >= min_step) & (beside_share >= 0.75) & (face_delta >= params.face_snr * noise)
+    differs &= ~saturated | rim_in_grey | rim_in_colour | smudged | (face_delta >= max(params.min_face_contrast,
+                                                                                       params.face_snr * noise))
     closed = closure >= params.min_closure
     # (the board under a disc is what lies right beside its rim, not the board 5 diameters
     # away: a patch of table beside the board's edge differs from the board but not from what
@@ -647,8 +660,12 @@ def _detect_neutral_discs(
     # the face, a hundred levels above the dot in every channel, far past the sensor's white;
     # bare warm paper in a hot spot is clipped in red and green only)
     moved = np.linalg.norm(rim_first[:n] - centres0, axis=1)
+    # (located as a rim is, to within what a piece a little off round leaves, twice: the side and
+    # the shadow of clipped discs fit to 0.032 at most on the varied table's frames; bare paper
+    # in a hot spot ringed by the soft shadows of the discs around it, 0.047: seed 2 glare frame 7)
     rim_only = (~dot_ok & outline_ok & dot_clipped & (moved < params.rim_only_max_shift_board)
-                & (outline_cover >= params.rim_only_min_cover) & (saturated | (face_bgr is None)))
+                & (outline_cover >= params.rim_only_min_cover) & (saturated | (face_bgr is None))
+                & (outline_sigma <= 2.0 * RIM_REFIT_BOARD))
     # (and that outline is a disc's size: a ring printed on the clipped paper, a little wider
     # than a disc, gives the fixed-radius fit its edges too; where no dot speaks for it, a clipped
     # face's outline counts only then)
@@ -668,7 +685,7 @@ def _detect_neutral_discs(
     # the evidence a disc shows whatever it is made of: its closed outline, its face against the
     # board (in units of the least contrast that counts), its dot if it has one
     face_term = np.clip(face_delta / (4.0 * min_contrast), 0.0, 1.0)
-    shown = 0.55 * closure + 0.25 * face_term + 0.2 * dot_seen
+    shown = 0.55 * closure + 0.25 * face_term + 0.2 * (dot_seen | (saturated & smudged))
     conf = np.where(closed & differs, np.maximum(conf, shown), conf)
     # every disc shows its dot or its rim to the sub-pixel fits, or its closed outline around a
     # face of its own (then its vote peak is its centre); a vote peak that shows none of them is
@@ -784,7 +801,23 @@ def _detect_neutral_discs(
     # over the board 5 diameters around, read white); such a ring must close on three quarters of
     # the rays, as the clipped face's outline in colour must (`_clipped_outline`, which may still
     # prove it below; clipped off-round discs with no rim fit close on 0.875-1)
-    free &= ~(saturated & ~dot_ok & ~outline_ok & ~rim_in_colour & (closure < 0.75))
+    # (a smudge of a dot, `smudged`, is a dot seen)
+    free &= ~(saturated & ~(dot_ok | smudged) & ~outline_ok & ~rim_in_colour & (closure < 0.75))
+    # (a light face that differs from the board, with no clipped face's or dot's proof: its
+    # outline seen all around, not only where a dark neighbour lies, `_seen_all_around`; a white
+    # face on paper as light as it has no contrast to show beyond its rim, its dot and its
+    # outline's shadow speak for it, `light_board`)
+    ask = np.flatnonzero(free & ~is_black & differs & ~clipped_ok & ~proven & ~saturated)
+    if len(ask):
+        seen = _seen_all_around(vals[ask], rim_edges[2], band[ask], min_step[ask], span)
+        free[ask[~seen]] = False
+        # (a white neighbour touching it hides its outline there, the same colour running on: the
+        # rays towards the readings that show theirs are left out, `_towards_neighbours`)
+        again = ask[~seen]
+        if len(again) and free.any():
+            hidden = _towards_neighbours(centre[again], centre[free], u, params.hemming_distance_board)
+            free[again] = _seen_all_around(vals[again], rim_edges[2], band[again], min_step[again], span,
+                                           hidden)
     # a white face clipped at the sensor's white in every channel, on paper that one channel
     # still shows (warm paper under glare keeps its blue): its outline in that channel
     if vals_bgr is not None and face_colour is not None:
@@ -793,6 +826,24 @@ def _detect_neutral_discs(
             at = np.flatnonzero(lit)
             ok_c, c_top, c_sigma, c_cover = _clipped_outline(vals_bgr[at][:, :, nd:], u, starts[at], rim_edges[2],
                                                              noise_bgr, params)
+            # (again from the circle's centre where it lies off the start: a white disc on
+            # clipped paper votes with its shadow side only, and its vote peak lies up to a rim's
+            # reach and more off its centre, where the rays on the far side run out of the face
+            # early and their steps fall off the circle)
+            # (twice: the first circle is fitted with the far side's steps missing; the second
+            # start wherever that circle's centre moved. Where the outline closes on half the rays
+            # at least, `min_closure`, as it does around any face that differs from the board)
+            from_c = starts[at]
+            for least_move in (RIM_REFIT_BOARD, 0.0):
+                redo = np.flatnonzero(~ok_c & np.all(np.isfinite(c_top), axis=1) & (c_cover >= params.min_closure)
+                                      & (np.linalg.norm(c_top - from_c, axis=1) > least_move))
+                if len(redo) == 0:
+                    continue
+                from_c = from_c.copy()
+                from_c[redo] = c_top[redo]
+                _, _, _, bgr2 = _sample_profiles(frame, tables.lookup_px, c_top[redo], RIM_RADII, params.n_rays)
+                ok2, c2, sig2, cov2 = _clipped_outline(bgr2, u, c_top[redo], rim_edges[2], noise_bgr, params)
+                ok_c[redo], c_top[redo], c_sigma[redo], c_cover[redo] = ok2, c2, sig2, cov2
             at = at[ok_c]
             free[at] = True
             centre[at] = c_top[ok_c] - geom.thickness_shift(c_top[ok_c], params.thickness_board)
@@ -1397,6 +1448,61 @@ def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_s
     d2 = (rim_vals[..., 2 * span + lo:2 * span + hi] - rim_vals[..., lo:hi]) \
         * polarity.astype(rim_vals.dtype)[:, None, None]
     return ((d2 > min_step[:, None, None]) & (rr[None, None, lo:hi] < limit)).any(axis=2).mean(axis=1)
+
+
+def _seen_all_around(vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
+                     span: int = 1, hidden: np.ndarray | None = None) -> np.ndarray:
+    """Which light faces (N,) show their outline all around (`vals` (N, R, DOT_RADII + RIM_RADII),
+    `band` (N, R) the visible side band, `min_step` (N,) the least step that counts, `span` the
+    rim's width in samples, `_rim_span`): on `ALL_AROUND_SHARE` of the rays the profile steps
+    down at the rim (as `_outline_closure` takes it) or the face differs, by that step, from what
+    lies beyond the rim (as `_face_against_beside`), and on `BESIDE_ALL_AROUND_SHARE` of them the
+    latter. A light disc is lighter than its side, its shadow and the gap beside a neighbour all
+    round: a Go stone touching others, on real photos, on 21-24 rays of 24 (a bowl's shadow or a
+    highlight takes out up to 3), and differs from what lies beyond on 17 (the shadow's gap
+    against a lighter neighbour). The light wedge of a square between a man and the square's
+    dark corner neighbours is bounded by them on two sides, but the square's own colour runs on
+    past it on two runs of 3-8 rays (13-21 such phantoms a photo on a roll-up checkers board);
+    a playing card's symbol or lattice has a line for an outline, the card's own colour beyond
+    it (the face differs from what lies beyond on 3-17 rays of 24, and where on 17, the outline
+    is missing on 4 rays or more). `hidden` (N, R): rays left out (towards a touching neighbour
+    of its colour, whose face runs on beyond the rim); with fewer than half the rays left, the
+    outline is taken as seen (hemmed in: the rules of the hemmed-in discs speak for it)."""
+    nd = len(DOT_RADII)
+    rim = vals[..., nd:]
+    rr = RIM_RADII[span:-span]
+    limit = r_top + np.maximum(band, 0.0)[..., None] + 0.05  # (N, R, 1)
+    lo = int(np.searchsorted(rr, r_top - 0.05, side="right"))
+    hi = max(int(np.searchsorted(rr, limit.max(), side="left")), lo + 1)
+    # (a light face steps down outward)
+    down = rim[..., lo:hi] - rim[..., 2 * span + lo:2 * span + hi]
+    step = ((down > min_step[:, None, None]) & (rr[None, None, lo:hi] < limit)).any(axis=2)
+    face = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
+    start = np.minimum(r_top + np.maximum(band, 0.0) + 0.04, RIM_RADII[-2])
+    beyond_rim = RIM_RADII[None, None, :] >= start[..., None]
+    beyond = (rim * beyond_rim).sum(axis=2) / beyond_rim.sum(axis=2)
+    beside = (face - beyond) > min_step[:, None]
+    use = np.ones(step.shape, bool) if hidden is None else ~hidden
+    n_use = use.sum(axis=1)
+    share = ((step | beside) & use).sum(axis=1) / np.maximum(n_use, 1)
+    share_beside = (beside & use).sum(axis=1) / np.maximum(n_use, 1)
+    return (((share >= ALL_AROUND_SHARE) & (share_beside >= BESIDE_ALL_AROUND_SHARE))
+            | (2 * n_use < use.shape[1]))
+
+
+def _towards_neighbours(centres: np.ndarray, neighbours: np.ndarray, u: np.ndarray,
+                        touching: float) -> np.ndarray:
+    """Which rays `u` (R, 2) from each of `centres` (N, 2) point at a disc among `neighbours`
+    (M, 2) touching it (centres within `touching`, board units; the reading itself, at distance
+    0, left out): those within the neighbour's half-width as seen from the centre, asin(0.5 / d),
+    and half a ray's spacing (N, R)."""
+    d = neighbours[None, :, :] - centres[:, None, :]  # (N, M, 2)
+    dist = np.linalg.norm(d, axis=2)
+    near = (dist > 1e-6) & (dist <= touching)
+    half = np.arcsin(np.minimum(1.0, 0.5 / np.maximum(dist, 0.5))) + math.pi / len(u)
+    cosang = (d @ u.T) / np.maximum(dist, 1e-6)[..., None]  # (N, M, R)
+    within = np.arccos(np.clip(cosang, -1.0, 1.0)) <= half[..., None]
+    return (within & near[..., None]).any(axis=1)
 
 
 def _across_rays(rim_vals: np.ndarray) -> np.ndarray:

@@ -35,6 +35,8 @@ from vision.errors import BoardNotFoundError
 from vision.geometry import (
     BOARD_SIZE,
     DITION_DRAWING,
+    GRID_8X8,
+    GRID_8X8_PLAYABLE,
     BoardFit,
     BoardParams,
     LineDrawing,
@@ -105,6 +107,22 @@ def find_drawn_lines(
         else:
             return with_polarity(fit, polarity)
     raise BoardNotFoundError(f"{drawing.name}: " + "; ".join(tried))
+
+
+def drawn_lines_at(
+    frame: np.ndarray, board: BoardFit, drawing: LineDrawing, params: BoardParams = BoardParams(), *,
+    intrinsics: Intrinsics | None = None,
+) -> BoardFit | None:
+    """`drawing`'s lines re-fitted starting from where `board` (found by another finder, e.g.
+    the kit's cells on an 8x8 drawn in ink) puts them, dark lines first, then light ones; the
+    fit (method "lines", with its polarity) when the frame shows them there (support at least
+    `params.min_support`, as `find_drawn_lines` confirms its own), else None."""
+    for polarity in LINE_POLARITIES:
+        fit = refine_dition(lines_gray(frame, polarity=polarity), board.H_image_to_board, params, intrinsics,
+                            passes=3, drawing=drawing)
+        if fit.support >= params.min_support:
+            return with_polarity(fit, polarity)
+    return None
 
 
 #: colour samples of the band between the drawn squares and of the inner square's middle (board
@@ -212,10 +230,71 @@ def _coarse_lines(gray: np.ndarray, params: BoardParams, intrinsics: Intrinsics 
             f"{'squares' if drawing is DITION_DRAWING else 'grid'} (best agreement {max(float(scores[k_best]), 0):.0%})"
         )
     best = (float(scores[k_best]), quads[k_best])
+    if drawing is GRID_8X8:  # judged on the lines the corner squares' marks leave in view
+        best = _whole_grid(best, score_img, GRID_8X8_PLAYABLE)
     # back to full-size (undistorted) pixels; pixel centres scale about -0.5
     quad_px = (best[1] + 0.5) / f - 0.5
     quad_px = _canonical_corner_order(quad_px)
     return homography_4pt(quad_px, board_corners_board(drawing.game))
+
+
+def _whole_grid(best: tuple[float, np.ndarray], score_img: np.ndarray,
+                drawing: LineDrawing) -> tuple[float, np.ndarray]:
+    """The whole grid rather than a part of it. The quadrilateral that scored best may be a
+    sub-grid taken for the whole: the middle 4x4's outline (its 9 predicted lines per axis then
+    fall every half square, every other one on a drawn line) or 8 of the 9 lines, one square
+    off. Its two lines on each axis are two of the grid's, i0 and i0 + n squares in (n = 1 .. the
+    grid's squares, i0 = 0 .. squares - n): each such (i0, n) on both axes is a whole grid of
+    the same lines, extended over the frame. Each is scored on `drawing` (the grid's lines and
+    the gaps half-way between them as far as the frame can show them: `GRID_8X8_PLAYABLE`, not
+    under the corner squares' marks) as the coarse search scores a quadrilateral (the share of
+    the lines' samples on drawn-line pixels, less the share of the gaps'), so every candidate is
+    judged on the same lines along its whole outline: a sub-grid's extension onto lines the
+    frame does not show (off the board, on the table) or a grid at half the spacing (lines
+    across the squares' middles) loses, the whole grid wins (the quadrilateral as found is
+    among them, i0 = 0 and n = squares)."""
+    import cv2
+
+    squares = round(drawing.size / drawing.spacing)
+    H_b2i = homography_4pt(board_corners_board(drawing.game), best[1])
+    # an extension carries the found lines' error (a pixel or so of the Hough lines' resolution)
+    # out by up to `squares` times: a line within a tenth of the found square's side of a
+    # candidate's counts as seen (the refinement's first pass searches 0.4 squares either side;
+    # the gaps stay 0.4 squares from the lines)
+    side_px = float(np.mean(np.linalg.norm(best[1] - np.roll(best[1], 1, axis=0), axis=1))) / squares
+    reach = max(1, round(0.1 * side_px))
+    near_img = cv2.dilate(score_img, np.ones((2 * reach + 1, 2 * reach + 1), np.uint8))
+    # per axis: the grid's outline [lo, hi] in the found quadrilateral's board units (its lines
+    # at 0 and size are lines i0 and i0 + n of the whole grid: a square is size / n of them)
+    n_i0 = np.array([(n, i0) for n in range(1, squares + 1) for i0 in range(squares - n + 1)])
+    spans = np.stack([-n_i0[:, 1], squares - n_i0[:, 1]], 1) * drawing.size / n_i0[:, :1]
+    ix, iy = (i.ravel() for i in np.meshgrid(np.arange(len(spans)), np.arange(len(spans)), indexing="ij"))
+    # the squares are square: a part of n_x by n_y squares taken for the whole looks n_x / n_y as
+    # wide as high, give or take the view's foreshortening (cos 37 degrees: 1.25, more than the
+    # coarse search's quadrilaterals allow)
+    q = best[1]
+    wide = (np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3])) / (
+        np.linalg.norm(q[3] - q[0]) + np.linalg.norm(q[2] - q[1]))
+    square = np.abs(np.log(n_i0[ix, 0] / n_i0[iy, 0] / wide)) < np.log(1.25)
+    ix, iy = ix[square], iy[square]
+    lo = np.stack([spans[ix, 0], spans[iy, 0]], 1)[:, None, :]  # (K, 1, 2)
+    scale = np.stack([spans[ix, 1] - spans[ix, 0], spans[iy, 1] - spans[iy, 0]], 1)[:, None, :] / drawing.size
+
+    def seen(samples_board: np.ndarray) -> np.ndarray:
+        """Share of each candidate's samples (board units of the candidate) on line pixels."""
+        pts = apply_homography(H_b2i, (lo + scale * samples_board[None]).reshape(-1, 2))
+        hgt, wid = near_img.shape
+        with np.errstate(invalid="ignore"):
+            inside = (pts[:, 0] >= 0) & (pts[:, 0] < wid - 0.5) & (pts[:, 1] >= 0) & (pts[:, 1] < hgt - 0.5)
+        xi = np.where(inside, np.rint(np.nan_to_num(pts[:, 0])), 0).astype(np.int64)
+        yi = np.where(inside, np.rint(np.nan_to_num(pts[:, 1])), 0).astype(np.int64)
+        return np.mean((near_img[yi, xi] * inside).reshape(len(lo), -1), axis=1)
+
+    # 12 samples a line (the coarse search's 24 only place a quadrilateral more finely)
+    scores = seen(drawing.samples(0.3, n=12)[0]) - seen(drawing.samples(0.3, n=12, gaps=True)[0])
+    k = int(np.argmax(scores))
+    quad_b = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]) * drawing.size
+    return float(scores[k]), apply_homography(H_b2i, lo[k] + scale[k] * quad_b)
 
 
 def _line_families(mask: np.ndarray, params: BoardParams, what: str, name: str = "dition board",

@@ -75,6 +75,14 @@ DITION_DRAWING = LineDrawing("dition", "dition board", tuple(
 GRID_8X8 = LineDrawing("domination", "drawn 8x8", tuple(
     (ax, float(k), 0.0, 8.0) for k in range(9) for ax in (0, 1)), spacing=1.0,
     gaps=tuple((ax, k + 0.5, 0.0, 8.0) for k in range(8) for ax in (0, 1)))
+#: the drawn 8x8's lines (and gaps) as far as they border a playable square: Domination blocks
+#: off the 12 corner squares (tape, paper, spare men), which hide the lines' ends there; from
+#: line (or column) k on, the first playable square is 2, 1, 0, ... in
+_PLAYABLE_FROM = (2.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0)
+GRID_8X8_PLAYABLE = LineDrawing("domination", "drawn 8x8", tuple(
+    (ax, float(k), _PLAYABLE_FROM[k], 8.0 - _PLAYABLE_FROM[k]) for k in range(9) for ax in (0, 1)), spacing=1.0,
+    gaps=tuple((ax, k + 0.5, _PLAYABLE_FROM[k + (k > 3)], 8.0 - _PLAYABLE_FROM[k + (k > 3)])
+               for k in range(8) for ax in (0, 1)))
 
 
 @dataclass(frozen=True)
