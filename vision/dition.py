@@ -2336,9 +2336,10 @@ def _colour_distance(rect_bgr: np.ndarray, params: DiscParams) -> tuple[np.ndarr
     s = params.scale_px_per_unit
     small = cv2.resize(ycc, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
     ks = max(3, round(COLOUR_BOARD_WINDOW_BOARD * s / 4) | 1)
-    board = cv2.resize(cv2.medianBlur(small, ks), (ycc.shape[1], ycc.shape[0]), interpolation=cv2.INTER_LINEAR)
+    # (the board's Cr and Cb only: its brightness is not asked)
+    size = (ycc.shape[1], ycc.shape[0])
+    cr0, cb0 = (cv2.resize(cv2.medianBlur(c, ks), size, interpolation=cv2.INTER_LINEAR) for c in cv2.split(small)[1:])
     y, cr, cb = cv2.split(ycc)
-    _, cr0, cb0 = cv2.split(board)
     dist = cv2.magnitude(cv2.subtract(cr, cr0, dtype=cv2.CV_32F), cv2.subtract(cb, cb0, dtype=cv2.CV_32F))
     grey = np.full_like(cr, 128)
     chroma = cv2.magnitude(cv2.subtract(cr, grey, dtype=cv2.CV_32F), cv2.subtract(cb, grey, dtype=cv2.CV_32F))
