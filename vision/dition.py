@@ -2234,17 +2234,6 @@ def _fit_dots_and_rims(
     return dots, rims, (c[2 * n:], good[2 * n:], radius[2 * n:])
 
 
-if __name__ == "__main__":  # python -m vision.dition IMAGE  (board from its lines or markers)
-    import cv2
-
-    from vision.board import find_board
-
-    img = cv2.imread(sys.argv[1])
-    fit = find_board(img)
-    for d in detect_discs(img, fit):
-        print(d.to_dict())
-
-
 # --------------------------------------------------------------------------------------------
 # discs of any colour (issue 21: real pieces)
 # --------------------------------------------------------------------------------------------
@@ -2469,7 +2458,7 @@ def _coloured_outline(dist: np.ndarray, light: np.ndarray, chroma: np.ndarray, c
         return (np.zeros(n_all, bool), np.full((n_all, 2), np.nan), np.zeros(n_all, bool), closure_all, contrast_all,
                 np.full(n_all, np.inf), np.zeros(n_all, bool))
     prof, inner, outer, contrast, ray_ok = prof[alive], inner[alive], outer[alive], contrast[alive], ray_ok[alive]
-    closure, cands_board = closure_all[alive], cands_board[alive]
+    cands_board = cands_board[alive]
     mx, my, shape = mx[alive], my[alive], (len(alive), *shape[1:])
     lprof = cv2.remap(light, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
     cprof = cv2.remap(chroma, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
@@ -2533,3 +2522,14 @@ def _coloured_outline(dist: np.ndarray, light: np.ndarray, chroma: np.ndarray, c
     ok_all[alive], centres[alive], black[alive], rms_all[alive], own_all[alive] = (
         accepted, cands_board + np.stack([cx, cy], axis=1), face_l < board_l, rms, own)
     return ok_all, centres, black, closure_all, contrast_all, rms_all, own_all
+
+
+if __name__ == "__main__":  # python -m vision.dition IMAGE  (board from its lines or markers)
+    import cv2
+
+    from vision.board import find_board
+
+    img = cv2.imread(sys.argv[1])
+    fit = find_board(img)
+    for d in detect_discs(img, fit):
+        print(d.to_dict())
