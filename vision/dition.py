@@ -315,7 +315,7 @@ class DiscTables:
 # --------------------------------------------------------------------------------------------
 
 
-def detect_discs(
+def _detect_neutral_discs(
     frame: np.ndarray,
     board: BoardFit,
     params: DiscParams = DiscParams(),
@@ -2232,6 +2232,296 @@ def _fit_dots_and_rims(
     dots = (c[:n], sig[:n], good[:n], d_cover, clipped.copy())
     rims = (c[n:2 * n], sig[n:2 * n], good[n:2 * n], cover[n:2 * n])
     return dots, rims, (c[2 * n:], good[2 * n:], radius[2 * n:])
+
+
+# --------------------------------------------------------------------------------------------
+# discs of any colour (issue 21: real pieces)
+# --------------------------------------------------------------------------------------------
+
+#: the board's local colour is the median over a square of this side (board units): discs cover
+#: less than half of it even where they crowd, and a chessboard's squares are both in it
+COLOUR_BOARD_WINDOW_BOARD = 5.0
+#: radii (board units) of a coloured candidate's face (inside the rim, past a chip's rim marks
+#: and a draughts man's ridges) and of the board just beyond its rim (past its side band)
+COLOUR_FACE_BOARD = (0.20, 0.38)
+COLOUR_BEYOND_BOARD = (0.62, 0.76)
+#: the rim a coloured disc shows lies within this of the radius the board's scale predicts
+#: (board units: the side band of a disc 0.3 diameters high seen 45 degrees off the vertical,
+#: 0.1 on the camera's side, averaged over the circle, and a piece's own size against the set's)
+COLOUR_RIM_TOLERANCE_BOARD = 0.08
+#: ... on this share of the rays at least (`_coloured_outline`)
+COLOUR_MIN_CLOSURE = 0.75
+#: ... and a circle fits its crossings to this rms (board units: the rims of draughts men
+#: 0.005-0.02 on the real photos, of chips up to 0.044, their moulded ring and rim marks crossing
+#: the rim in colour, and a carrom coin 15 px across 0.03-0.05; a bowl's squarish rim, a card's
+#: corner, the corner of a felt cell fit 0.027-0.044 too: the face's, the outline's and the
+#: board's tests refuse them)
+COLOUR_RIM_RMS_BOARD = 0.045
+
+
+def detect_discs(
+    frame: np.ndarray,
+    board: BoardFit,
+    params: DiscParams = DiscParams(),
+    *,
+    intrinsics: Intrinsics | None = None,
+    tables: DiscTables | None = None,
+) -> list[DiscReading]:
+    """Every disc on the Dition board, sorted by (y, x). Without intrinsics, the lens model
+    estimated with the board (vision.lens, BoardFit.extra["intrinsics"]) is used if any.
+    `tables`: the board's `DiscTables` (built here when not given, or of another board).
+
+    Black and white discs are read by their outline, face and dot against the board's
+    brightness; discs of a colour of their own (a red draughts man, a green chip, a white chip
+    on yellow wood) besides, by their outline and face in the colour-distance to the board
+    (`_coloured_discs`): such a disc is reported as the darker or the lighter colour by its
+    face's brightness against the board right beside it."""
+    intrinsics = board_intrinsics(board, intrinsics)
+    check_frame(frame)
+    frame_size = (frame.shape[1], frame.shape[0])
+    if tables is None or not tables.matches(board, frame_size, params, intrinsics):
+        tables = DiscTables(board, frame_size, params, intrinsics)
+    if frame.ndim != 3:
+        return _detect_neutral_discs(frame, board, params, intrinsics=intrinsics, tables=tables)
+    once = _RectifiedOnce(tables, frame)  # (both passes read the same rectified board)
+    readings = _detect_neutral_discs(frame, board, params, intrinsics=intrinsics, tables=once)  # type: ignore[arg-type]
+    taken = np.array([r.centre_board for r in readings], dtype=np.float64).reshape(-1, 2)
+    centres, black, conf, sigma = _coloured_discs(once.rectify(frame), taken, tables.geometry, board.size_board,
+                                                  params)
+    if len(centres) == 0:
+        return readings
+    px = board_to_image(centres, board, intrinsics)
+    readings = readings + [DiscReading((cx, cy), (ix, iy), "black" if b else "white", cf, sg)
+                           for (cx, cy), (ix, iy), b, cf, sg in zip(centres.tolist(), px.tolist(), black.tolist(),
+                                                                    conf.tolist(), sigma.tolist())]
+    return sorted(readings, key=lambda r: (r.centre_board[1], r.centre_board[0]))
+
+
+class _RectifiedOnce:
+    """A board's `DiscTables` with one frame's rectification made once (`detect_discs`'s two
+    passes share it); everything else is the tables'."""
+
+    def __init__(self, tables: DiscTables, frame: np.ndarray) -> None:
+        self._tables, self._frame, self._rect = tables, frame, tables.rectify(frame)
+
+    def rectify(self, frame: np.ndarray) -> np.ndarray:
+        return self._rect if frame is self._frame else self._tables.rectify(frame)
+
+    def __getattr__(self, name: str):
+        return getattr(self._tables, name)
+
+
+def _colour_distance(rect_bgr: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """(D, Y, C, noise): each rectified pixel's chroma distance to the board's local colour
+    (YCrCb's Cr, Cb, float32, 8-bit levels), its brightness Y, its own chroma C (the distance to
+    the neutral grey of its brightness), and the noise D carries (the larger of the Cr and Cb
+    channels' robust sigmas, floor `min_noise`). A draughts man's red, a chip's green or a white
+    chip's neutral on yellow wood stand out in D; a chessboard's grey and off-white squares,
+    both neutral, do not, and a board's grain and light fall-off change its chroma slowly,
+    within the window's median. (YCrCb: a linear transform, a tenth of Lab's cost.)"""
+    import cv2
+
+    ycc = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2YCrCb)
+    s = params.scale_px_per_unit
+    small = cv2.resize(ycc, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+    ks = max(3, round(COLOUR_BOARD_WINDOW_BOARD * s / 4) | 1)
+    # (the board's Cr and Cb only: its brightness is not asked)
+    size = (ycc.shape[1], ycc.shape[0])
+    cr0, cb0 = (cv2.resize(cv2.medianBlur(c, ks), size, interpolation=cv2.INTER_LINEAR) for c in cv2.split(small)[1:])
+    y, cr, cb = cv2.split(ycc)
+    dist = cv2.magnitude(cv2.subtract(cr, cr0, dtype=cv2.CV_32F), cv2.subtract(cb, cb0, dtype=cv2.CV_32F))
+    grey = np.full_like(cr, 128)
+    chroma = cv2.magnitude(cv2.subtract(cr, grey, dtype=cv2.CV_32F), cv2.subtract(cb, grey, dtype=cv2.CV_32F))
+    noise = max(float(np.max(_frame_noise(ycc)[1:])), params.min_noise)
+    return dist, y.astype(np.float32), chroma, noise
+
+
+def _coloured_discs(rect_bgr: np.ndarray, taken_board: np.ndarray, geom: CameraGeometry, size_board: float,
+                    params: DiscParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Discs whose face differs from the board in colour, away from the discs already read
+    (`taken_board` (N, 2)): (centres_board (K, 2) where each touches the board, black (K,) bool:
+    a face darker than the board beside it, confidence (K,), sigma_board (K,)).
+
+    What a disc shows whatever its colour, in the chroma distance to the board (`_colour_distance`):
+    a face that differs from the board by `face_snr` noise sigmas and varies across the face less
+    than `max_face_spread` of that; an outline closed on `min_closure` of 24 rays (the face's
+    median on each ray above the board's just beyond the rim by `outline_snr` noise sigmas and
+    half the face's contrast), and round at the radius the board's scale predicts: the rim (where
+    each such ray crosses halfway) fits a circle within `COLOUR_RIM_TOLERANCE_BOARD` of it, to
+    `COLOUR_RIM_RMS_BOARD`."""
+    import cv2
+
+    s, m = params.scale_px_per_unit, params.margin_board
+    dist, light, chroma, noise = _colour_distance(rect_bgr, params)
+    # candidates: the face's mean distance over the ring beyond the rim's (a box of two disc
+    # templates, at half the scale: 8 px a diameter still resolves a 0.38-radius face)
+    f = 0.5
+    half = cv2.resize(dist, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+    sh = s * f
+    rad = math.ceil(COLOUR_BEYOND_BOARD[1] * sh)
+    yy, xx = np.mgrid[-rad:rad + 1, -rad:rad + 1]
+    rr = np.hypot(xx, yy) / sh
+    face_k = (rr <= COLOUR_FACE_BOARD[1]).astype(np.float32)
+    ring_k = ((rr >= COLOUR_BEYOND_BOARD[0]) & (rr <= COLOUR_BEYOND_BOARD[1])).astype(np.float32)
+    kernel = face_k / face_k.sum() - ring_k / ring_k.sum()
+    resp = cv2.filter2D(half, cv2.CV_32F, kernel, borderType=cv2.BORDER_REPLICATE)
+    # (a face that stands out from the ring around it by the least contrast that counts)
+    thr = params.face_snr * noise
+    nms = round(params.min_separation_board * sh) | 1
+    peak = (resp >= thr) & (resp >= cv2.dilate(resp, np.ones((nms, nms), np.uint8)))
+    py, px = np.nonzero(peak)
+    empty = (np.zeros((0, 2)), np.zeros(0, bool), np.zeros(0), np.zeros(0))
+    if len(px) == 0:
+        return empty
+    cands_board = (np.stack([px, py], axis=1) + 0.5) / sh - 0.5 / s - m
+    # (only where no disc was read, and with its whole face on the playing area: at the board's
+    # edge against the table the board's local colour is half the table's, and the board
+    # beside the edge differs from it as a face does, along a straight outline that a circle
+    # fits to 0.036-0.044 over the rays it closes on)
+    tol = -0.5 * params.disc_diameter_board
+    ok = np.all((cands_board > -tol) & (cands_board < size_board + tol), axis=1)
+    if len(taken_board):
+        from scipy.spatial import cKDTree
+
+        d_taken, _ = cKDTree(taken_board).query(cands_board)
+        ok &= d_taken >= params.min_separation_board
+    cands_board = cands_board[ok]
+    if len(cands_board) == 0:
+        return empty
+    # verify each at its peak, then those accepted again at the centre their rim's circle gives
+    accepted, centres_top, *_ = _coloured_outline(dist, light, chroma, cands_board, noise, params)
+    cands_board = centres_top[accepted]
+    if len(cands_board) == 0:
+        return empty
+    accepted, centres_top, black, closure, contrast, rms, _ = _coloured_outline(dist, light, chroma, cands_board,
+                                                                                noise, params)
+    cands_board = np.where(accepted[:, None], centres_top, cands_board)
+    keep = accepted & np.all((cands_board > -tol) & (cands_board < size_board + tol), axis=1)
+    if len(taken_board) and keep.any():
+        from scipy.spatial import cKDTree
+
+        d_taken, _ = cKDTree(taken_board).query(cands_board)
+        # (its face ring clear of every disc read: white discs around a gap on warm paper,
+        # 0.75-0.82 from it, make a light "face" there (kit's table, seed 1 frame 8, plain and
+        # defocused); touching discs lie a diameter apart)
+        keep &= d_taken >= 0.5 * params.disc_diameter_board + COLOUR_FACE_BOARD[1]
+    idx = np.flatnonzero(keep)
+    if len(idx) == 0:
+        return empty
+    # (two readings closer than discs can lie are one: the more closed outline stays)
+    idx = _non_overlapping(cands_board, idx, closure + 1e-3 * contrast, params.min_separation_board)
+    top = cands_board[idx]
+    centre = top - geom.thickness_shift(top, params.thickness_board)
+    conf = np.clip(0.45 + 0.55 * closure[idx], 0.0, 1.0)
+    n_rays = params.n_rays
+    sigma = np.sqrt(rms[idx] ** 2 / (closure[idx] * n_rays) + (0.003 if not geom.estimated else 0.008) ** 2)
+    return centre, black[idx], conf, sigma
+
+
+def _coloured_outline(dist: np.ndarray, light: np.ndarray, chroma: np.ndarray, cands_board: np.ndarray, noise: float,
+                      params: DiscParams) -> tuple[np.ndarray, ...]:
+    """For each candidate (board units, top face): (accepted, circle centre (N, 2), black,
+    closure, contrast, rim rms) of `_coloured_discs`'s tests, on 24 rays in D sampled every 0.02
+    diameters out to the board beyond the rim."""
+    import cv2
+
+    s, m = params.scale_px_per_unit, params.margin_board
+    n_rays = params.n_rays
+    ang = np.arange(n_rays) * (2 * math.pi / n_rays)
+    u = np.stack([np.cos(ang), np.sin(ang)], axis=1)  # (R, 2)
+    radii = np.arange(0.10, COLOUR_BEYOND_BOARD[1] + 1e-9, 0.02)
+    # (rectified pixels: each candidate's plus the rays' offsets, float32 as remap takes them)
+    off = (radii[None, :, None] * u[:, None, :] * s).reshape(-1, 2).astype(np.float32)
+    at = ((cands_board + m) * s).astype(np.float32)
+    mx = at[:, :1] + off[None, :, 0]
+    my = at[:, 1:] + off[None, :, 1]
+    shape = (len(cands_board), n_rays, len(radii))
+    n_all = len(cands_board)
+    prof = cv2.remap(dist, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
+    in_face = (radii >= COLOUR_FACE_BOARD[0]) & (radii <= COLOUR_FACE_BOARD[1])
+    beyond = radii >= COLOUR_BEYOND_BOARD[0]
+    inner = np.median(prof[..., in_face], axis=2)  # (N, R)
+    outer = np.median(prof[..., beyond], axis=2)
+    face_d = np.median(inner, axis=1)
+    contrast = face_d - np.median(outer, axis=1)
+    # (the face is one surface: its rays' medians spread less than `max_face_spread` of its
+    # contrast, robust sigma)
+    spread = 1.4826 * np.median(np.abs(inner - face_d[:, None]), axis=1)
+    step = inner - outer
+    ray_ok = step >= np.maximum(params.outline_snr * noise, 0.5 * contrast)[:, None]
+    closure_all, contrast_all = ray_ok.mean(axis=1), contrast
+    # (the tests below only for the candidates that pass these: most peaks, on grain and print,
+    # do not)
+    alive = np.flatnonzero((closure_all >= COLOUR_MIN_CLOSURE) & (contrast >= params.face_snr * noise)
+                           & (spread <= params.max_face_spread * contrast))
+    if len(alive) == 0:
+        return (np.zeros(n_all, bool), np.full((n_all, 2), np.nan), np.zeros(n_all, bool), closure_all, contrast_all,
+                np.full(n_all, np.inf), np.zeros(n_all, bool))
+    prof, inner, outer, contrast, ray_ok = prof[alive], inner[alive], outer[alive], contrast[alive], ray_ok[alive]
+    cands_board = cands_board[alive]
+    mx, my, shape = mx[alive], my[alive], (len(alive), *shape[1:])
+    lprof = cv2.remap(light, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
+    cprof = cv2.remap(chroma, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
+    # the rim on each such ray: where D first falls below halfway between face and board
+    # outward from the face
+    mid = 0.5 * (inner + outer)
+    start = int(np.argmax(radii >= COLOUR_FACE_BOARD[1] - 1e-9))
+    below = prof[..., start:] < mid[..., None]
+    k = np.argmax(below, axis=2) + start  # first index below
+    found = below.any(axis=2) & ray_ok & (k > start)
+    k = np.clip(k, start + 1, len(radii) - 1)
+    a = np.take_along_axis(prof, (k - 1)[..., None], axis=2)[..., 0]
+    b = np.take_along_axis(prof, k[..., None], axis=2)[..., 0]
+    t = np.clip((a - mid) / np.maximum(a - b, 1e-6), 0.0, 1.0)
+    r_edge = radii[k - 1] + t * (radii[1] - radii[0])
+    # a circle through those rim points (algebraic least squares, per candidate)
+    pts_b = r_edge[..., None] * u[None]  # (N, R, 2) relative to the candidate
+    w = found.astype(np.float64)
+    n_found = w.sum(axis=1)
+    A = np.stack([pts_b[..., 0], pts_b[..., 1], np.ones_like(r_edge)], axis=2) * w[..., None]
+    y = (pts_b ** 2).sum(axis=2) * w
+    AtA = np.einsum("nri,nrj->nij", A, A) + 1e-9 * np.eye(3)
+    Aty = np.einsum("nri,nr->ni", A, y)
+    sol = np.linalg.solve(AtA, Aty[..., None])[..., 0]
+    cx, cy = sol[:, 0] / 2, sol[:, 1] / 2
+    r_fit = np.sqrt(np.maximum(sol[:, 2] + cx**2 + cy**2, 0.0))
+    resid = np.hypot(pts_b[..., 0] - cx[:, None], pts_b[..., 1] - cy[:, None]) - r_fit[:, None]
+    rms = np.sqrt((resid**2 * w).sum(axis=1) / np.maximum(n_found, 1))
+    r_disc = 0.5 * params.disc_diameter_board
+    # the face's lightness and the board's just beyond its rim (the reported colour: the face
+    # darker than that board is the darker player's)
+    face_l = np.median(lprof[..., in_face].reshape(len(cands_board), -1), axis=1)
+    board_l = np.median(lprof[..., beyond].reshape(len(cands_board), -1), axis=1)
+    # (what lies beyond the rim is one board: its lightness varies across the rays less than
+    # `max_face_spread` of the face's contrast (robust sigma; the board beyond the men, chips and
+    # coins 1-12 levels, the star printed around a carrom board's red centre circle 36-50 against
+    # a face 34-59 off the board's colour), and its colour is nearer the board's than the face's
+    # by twice (the rays' median: a patch at the board's corner has the frame beyond on a
+    # quarter of the rays, 18 off the board's colour against a face 12 further)
+    beyond_l = np.median(lprof[..., beyond], axis=2)  # (N, R)
+    beyond_spread = 1.4826 * np.median(np.abs(beyond_l - board_l[:, None]), axis=1)
+    board_beyond = ((beyond_spread <= params.max_face_spread * contrast)
+                    & (np.median(outer, axis=1) <= 0.5 * contrast))
+    # (read by its outline and face alone, with no dot and no black-or-white rule to speak for
+    # it, a disc of its own colour closes its outline on three quarters of the rays, as a clipped
+    # face's outline in colour must (`_clipped_outline`): a patch of felt at the board's edge
+    # against the table closes 0.58-0.67; the chips and men read on the real photos 0.79-1)
+    accepted = ((n_found >= 0.5 * params.min_closure * n_rays)
+                & (np.abs(r_fit - r_disc) <= COLOUR_RIM_TOLERANCE_BOARD) & (rms <= COLOUR_RIM_RMS_BOARD)
+                & board_beyond)
+    # (a colour of its own: a face with more chroma than the board beyond it, or a light face;
+    # a dark neutral face is a black disc, read or refused by the rules for black and white
+    # discs (`_detect_neutral_discs`): its distance to warm paper's colour is the paper's own
+    # chroma, and a printed dark hexagon as large as a disc has it too)
+    face_c = np.median(cprof[..., in_face].reshape(len(cands_board), -1), axis=1)
+    board_c = np.median(cprof[..., beyond].reshape(len(cands_board), -1), axis=1)
+    own = face_c > board_c
+    accepted &= own | (face_l > board_l)
+    ok_all, centres, black, rms_all, own_all = (np.zeros(n_all, bool), np.full((n_all, 2), np.nan),
+                                                np.zeros(n_all, bool), np.full(n_all, np.inf), np.zeros(n_all, bool))
+    ok_all[alive], centres[alive], black[alive], rms_all[alive], own_all[alive] = (
+        accepted, cands_board + np.stack([cx, cy], axis=1), face_l < board_l, rms, own)
+    return ok_all, centres, black, closure_all, contrast_all, rms_all, own_all
 
 
 if __name__ == "__main__":  # python -m vision.dition IMAGE  (board from its lines or markers)
