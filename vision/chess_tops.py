@@ -178,6 +178,64 @@ def _bare_step(pts_board: np.ndarray, dirs: np.ndarray, grid: np.ndarray, sigma:
     return out, near
 
 
+def is_drawn_grid(board: BoardFit) -> bool:
+    """Whether the fit says the board is an 8x8 drawn as lines on one sheet (found by its lines,
+    `vision.dition_board.find_drawn_lines` with `GRID_8X8`: method "lines", game "domination"),
+    not a chessboard of alternating squares."""
+    return board.game == "domination" and board.method == "lines"
+
+
+#: across the drawn lines between neighbouring playable squares, 0.42 squares along them from the
+#: squares' centres: (profiles, 41, 2) board points 0.01 squares apart (under a pixel at up to
+#: 100 px a square) from 0.2 on one side of the line to 0.2 on the other
+_DRAWN_PROFILE_T = np.linspace(-0.2, 0.2, 41)
+_DRAWN_PROFILES = np.array(
+    [np.stack([x + 0.5 + _DRAWN_PROFILE_T, np.full_like(_DRAWN_PROFILE_T, y + v)], 1)
+     for x, y in _CENTRES if any((_CENTRES == (x + 1.0, y)).all(axis=1)) for v in (-0.42, 0.42)]
+    + [np.stack([np.full_like(_DRAWN_PROFILE_T, x + v), y + 0.5 + _DRAWN_PROFILE_T], 1)
+       for x, y in _CENTRES if any((_CENTRES == (x, y + 1.0)).all(axis=1)) for v in (-0.42, 0.42)])
+
+
+def _drawn_lines_step(grey: np.ndarray, board: BoardFit, cam: Intrinsics | None, origin: np.ndarray,
+                      pts_board: np.ndarray, dirs: np.ndarray, slack: np.ndarray | float) -> np.ndarray:
+    """On a drawn 8x8 (`is_drawn_grid`), the largest grey-level step (per board unit) the bare
+    sheet's drawn lines make along `dirs` (A, 2) at points (..., R, A, 2) on the board, were the
+    lines `slack` (board units) nearer: the lines are not edges between squares of two colours
+    (`_bare_step` sees none on one sheet) but a dip (or a ridge: chalk on felt) as wide as they
+    are drawn and blurred, just beyond a man's rim. Their profile is measured in `grey` (the
+    frame's part from `origin` px on) across the lines between neighbouring playable squares,
+    0.42 squares along them from the squares' centres (where no man reaches), the median of the
+    profiles (a man's side crossing one is a minority), each taken from its own ends' level."""
+    t = _DRAWN_PROFILE_T
+    pts = _DRAWN_PROFILES.reshape(-1, 2)
+    prof = sample_points(grey, board_to_image_lookup(pts, board, cam) - origin).reshape(len(_DRAWN_PROFILES), len(t))
+    prof = prof - np.median(np.c_[prof[:, :5], prof[:, -5:]], axis=1)[:, None]
+    grad = np.abs(np.gradient(np.median(prof, axis=0), t))  # grey levels per board unit
+    # the step at a distance a from the line: the largest at a or further out on either side, so
+    # that the lines' band is one piece; beyond the profile's ends the sheet is flat
+    a = t[t >= 0]
+    side = np.maximum(grad[t >= 0], grad[t <= 0][::-1])
+    envelope = np.maximum.accumulate(side[::-1])[::-1]
+    out = np.zeros(pts_board.shape[:-1])
+    for axis in (0, 1):
+        d = np.abs(pts_board[..., axis] - np.round(pts_board[..., axis]))
+        d = np.maximum(d - slack, 0.0)
+        out = np.maximum(out, np.interp(d, a, envelope, right=0.0) * np.abs(dirs[:, axis]))
+    return out
+
+
+def _quiet_offsets(board: BoardFit) -> np.ndarray:
+    """Offsets (squares, along each axis from a cell's centre, taken along the diagonals) where
+    only the square shows beside a piece: 0.38-0.46; on a drawn 8x8 (`is_drawn_grid`) not 0.46,
+    0.04 from two drawn lines, in their band (ink up to 0.035 squares either side of its centre,
+    then its blur): their step there counted as the sheet's grain made it 1.6 times what it is
+    (bare cells' closure median 0.37 against 0.59, seed 3's drawn frames) and lowered every top's
+    closure as much."""
+    if is_drawn_grid(board):
+        return np.array([-0.42, -0.38, 0.38, 0.42])
+    return np.array([-0.46, -0.42, -0.38, 0.38, 0.42, 0.46])
+
+
 _PLAYABLE = np.zeros((10, 10), bool)  # squares -1..8 by (col, row) as indices 0..9
 for _x, _y in _CENTRES:
     _PLAYABLE[int(_x) + 1, int(_y) + 1] = True
@@ -243,6 +301,8 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     # where the fit may have put the squares' edges (`fit_slack`)
     slack = p.fit_slack * max(float(board.residual_px), 0.5) / square_px[None, :, None, None]
     bare, near = _bare_step(ring_b, dirs, grid, _edge_blur(grey, board, cam, origin), slack)
+    if is_drawn_grid(board):  # a drawn 8x8's lines step where no square edge does
+        near = np.maximum(near, _drawn_lines_step(grey, board, cam, origin, ring_b, dirs, slack))
     bare = bare / square_px[None, :, None, None]
     near = near / square_px[None, :, None, None]
     px = board_to_image_lookup(np.concatenate(pts + mids), board, cam)
@@ -255,7 +315,7 @@ def _closure(frame: np.ndarray, board: BoardFit, cam: Intrinsics | None, geo: An
     vy = sample_points(gy, ring_px.reshape(-1, 2) - origin).reshape(radial.shape[:3])
     # noise and grain of each square colour in this frame: the grey-level gradient where only
     # the square shows (beside a piece, 0.38-0.46 squares off the centre along the diagonals)
-    d = np.array([-0.46, -0.42, -0.38, 0.38, 0.42, 0.46])
+    d = _quiet_offsets(board)
     offs = np.array([[a, b] for a in d for b in d if abs(abs(a) - abs(b)) < 1e-9])
     quiet_px = board_to_image_lookup((_CENTRES[:, None, :] + offs[None]).reshape(-1, 2), board, cam) - origin
     mag = np.hypot(sample_points(gx, quiet_px), sample_points(gy, quiet_px)).reshape(n, -1) / 8.0
