@@ -111,6 +111,9 @@ RIM_REACH_BOARD = 0.08
 #: rays it steps down at the rim or differs from what lies beyond (`_seen_all_around`; real
 #: stones and men 21-24 of 24, the light wedges of a checkers board's squares 12-20)
 ALL_AROUND_SHARE = 0.875
+#: the face's rings are sampled at this many angles, at the profiles' rays' angles (`n_rays`'s
+#: default): a face sample's angle is its ray's
+FACE_RING_ANGLES = 24
 #: ... and differs from what lies beyond on this share (real stones and men 17-24 of 24, card
 #: symbols and a card back's lattice 3-17, those at 17 missing their outline on 4 rays or more)
 BESIDE_ALL_AROUND_SHARE = 2.0 / 3.0
@@ -386,7 +389,7 @@ def _detect_neutral_discs(
     bg = _closing(small, ks)
 
     # the face's samples (the ring between the dot and the rim), looked up once for every test
-    face_idx = _ring_indices(rect.shape, cands, tuple(r * s for r in FACE_RING_BOARD), 24)
+    face_idx = _ring_indices(rect.shape, cands, tuple(r * s for r in FACE_RING_BOARD), FACE_RING_ANGLES)
     face, dotv, spread = _ring_stats(rectf, cands, face_idx, params)
     plate = _plate_brightness(bg, rect.shape, cands)
     ratio = face / np.maximum(plate, 1.0)
@@ -527,17 +530,20 @@ def _detect_neutral_discs(
         small, rect.shape, rect_bgr, face_bgr, cands, face, max(params.min_face_contrast, params.face_snr * noise),
         ~is_black, params)
     neutral = _neutral_face(face_bgr, noise, params) if face_bgr is not None else np.ones(len(cands), bool)
+    object_rays = np.zeros((len(cands), params.n_rays), bool)  # (the rays an object lies across)
     if face_bgr is not None and rect_bgr is not None and (~neutral).any():
         # (or neutral but where an object lying across it hides part of it (`_under_object`):
         # then its face is what the rest of the ring shows, the object's samples left out)
         ask = np.flatnonzero(~neutral)
-        out_idx = _ring_indices(rect.shape, cands[ask], tuple(r * s for r in OUTSIDE_RING_BOARD), 24)
+        out_idx = _ring_indices(rect.shape, cands[ask], tuple(r * s for r in OUTSIDE_RING_BOARD), FACE_RING_ANGLES)
         out_bgr = np.take(rect_bgr.reshape(-1, 3), out_idx, axis=0)
         under, covered = _under_object(face_bgr[ask], out_bgr, board_colour[ask],
                                        noise, max(params.min_face_contrast, params.face_snr * noise), params)
         if under.any():
             i = ask[under]
             neutral[i] = True
+            if params.n_rays == FACE_RING_ANGLES:
+                object_rays[i] = _rays_under_object(covered[under])
             face_bgr = face_bgr.copy()
             face_bgr[i], face[i], spread[i] = _without_object(face_bgr[i], rectf.reshape(-1)[face_idx[i]],
                                                               covered[under])
@@ -807,9 +813,10 @@ def _detect_neutral_discs(
     # outline seen all around, not only where a dark neighbour lies, `_seen_all_around`; a white
     # face on paper as light as it has no contrast to show beyond its rim, its dot and its
     # outline's shadow speak for it, `light_board`)
+    # (the rays an object lying across the face hides, a pencil, are left out: `_rays_under_object`)
     ask = np.flatnonzero(free & ~is_black & differs & ~clipped_ok & ~proven & ~saturated)
     if len(ask):
-        seen = _seen_all_around(vals[ask], rim_edges[2], band[ask], min_step[ask], span)
+        seen = _seen_all_around(vals[ask], rim_edges[2], band[ask], min_step[ask], span, object_rays[ask])
         free[ask[~seen]] = False
         # (a white neighbour touching it hides its outline there, the same colour running on: the
         # rays towards the readings that show theirs are left out, `_towards_neighbours`)
@@ -817,7 +824,7 @@ def _detect_neutral_discs(
         if len(again) and free.any():
             hidden = _towards_neighbours(centre[again], centre[free], u, params.hemming_distance_board)
             free[again] = _seen_all_around(vals[again], rim_edges[2], band[again], min_step[again], span,
-                                           hidden)
+                                           hidden | object_rays[again])
     # a white face clipped at the sensor's white in every channel, on paper that one channel
     # still shows (warm paper under glare keeps its blue): its outline in that channel
     if vals_bgr is not None and face_colour is not None:
@@ -1624,6 +1631,20 @@ def _under_object(face_bgr: np.ndarray, out_bgr: np.ndarray, board_colour: np.nd
         out[i] = (np.abs(obj - beyond).max() < min_contrast
                   and np.abs(obj - board_colour[i]).max() >= min_contrast)
     return out, col_face
+
+
+def _rays_under_object(covered: np.ndarray) -> np.ndarray:
+    """The directions (N, FACE_RING_ANGLES) an object lying across each face hides at its rim,
+    from its covered face samples (`covered` (N, rings * FACE_RING_ANGLES), ring-major as
+    `_ring_indices` lays out `FACE_RING_BOARD`, the angles the profiles' rays' own): an angle
+    whose sample on the outermost face ring is covered, and the angle on either side of it (the
+    object's edge falls between two rays; a pencil a quarter of a diameter wide across a disc
+    hides 9-12 of 24). An object hiding more than half of them would leave too few to judge by
+    (`_seen_all_around` takes fewer than half as hemmed in, and seen): then none is left out."""
+    hit = covered.reshape(len(covered), -1, FACE_RING_ANGLES)[:, -1, :]
+    hit = hit | np.roll(hit, 1, axis=1) | np.roll(hit, -1, axis=1)
+    hit[2 * hit.sum(axis=1) > FACE_RING_ANGLES] = False
+    return hit
 
 
 def _without_object(face_bgr: np.ndarray, face_grey: np.ndarray, covered: np.ndarray
@@ -2518,6 +2539,12 @@ def _coloured_outline(dist: np.ndarray, light: np.ndarray, chroma: np.ndarray, c
     board_c = np.median(cprof[..., beyond].reshape(len(cands_board), -1), axis=1)
     own = face_c > board_c
     accepted &= own | (face_l > board_l)
+    # (and the board beyond the rim not clipped at the sensor's white: clipped paper has no
+    # chroma and no noise, the thresholds fall to the noise floor, and any print on it stands out
+    # in colour: a printed ring of 0.7 diameters on paper clipped in a hot spot, its ink for a
+    # face, read as a black disc (decorated board, seed 1 frame 18). A piece there is left to the
+    # black-and-white reader, whose rules for clipped paper are made for it)
+    accepted &= board_l < params.clip_level
     ok_all, centres, black, rms_all, own_all = (np.zeros(n_all, bool), np.full((n_all, 2), np.nan),
                                                 np.zeros(n_all, bool), np.full(n_all, np.inf), np.zeros(n_all, bool))
     ok_all[alive], centres[alive], black[alive], rms_all[alive], own_all[alive] = (
