@@ -27,6 +27,19 @@ def _turns(fit_corners: np.ndarray, truth: np.ndarray) -> int:
     return int(np.argmin(errs))
 
 
+def _empty_board(rng: np.random.Generator, board: str, tilt_deg: float, rotation_deg: float, noise_sigma: float,  # type: ignore[no-untyped-def]
+                 **light: float):
+    """A rendered chessboard with no men (cut corners papered), seen by a camera tilted and
+    turned so (its noise drawn from `rng`), and its fit found by the chessboard finder, turned
+    to the truth's a8."""
+    cam = look_at_board("domination", tilt_deg=tilt_deg, rotation_deg=rotation_deg)
+    empty = render_domination({}, cam, rng,
+                              options=RenderOptions.clean(noise_sigma=noise_sigma, **light),
+                              board=CHESSBOARDS[board].replace(corners="paper"))
+    fit = find_chessboard(empty.image)
+    return empty, turn_board(fit, _turns(fit.corners_px, np.array(empty.truth["corners_px"])))
+
+
 def _dark(cell: str) -> bool:
     x, y = cell_centre_board(cell)
     return (int(x) + int(y)) % 2 == 1
@@ -55,11 +68,7 @@ def test_a_white_top_on_a_black_square_whose_corners_white_men_cover() -> None:
     times too dark and read yellow. Painted on a rendered checkers board: white and yellow tops,
     and on three black squares white patches over all four corner samples."""
     rng = np.random.default_rng(1)
-    cam = look_at_board("domination", tilt_deg=8.0, rotation_deg=15.0)
-    empty = render_domination({}, cam, rng, options=RenderOptions.clean(noise_sigma=1.5),
-                              board=CHESSBOARDS["checkers"].replace(corners="paper"))
-    fit = find_chessboard(empty.image)
-    fit = turn_board(fit, _turns(fit.corners_px, np.array(empty.truth["corners_px"])))
+    empty, fit = _empty_board(rng, "checkers", 8.0, 15.0, noise_sigma=1.5)
     colours = {"W": PIECE_COLOURS["W"], "Y": PIECE_COLOURS["Y"]}
 
     def paint(tops: dict[str, str], covered: list[str]) -> np.ndarray:
@@ -204,11 +213,7 @@ def test_a_cream_clipped_where_it_is_brightest_is_not_a_paler_grey() -> None:
     as that table learnt them. Measured: none wrong; the distance taking the clipped channels as
     they are read 13 of the 13 cream tops grey."""
     rng = np.random.default_rng(1)
-    cam = look_at_board("domination", tilt_deg=8.0, rotation_deg=15.0)
-    empty = render_domination({}, cam, rng, options=RenderOptions.clean(noise_sigma=1.5),
-                              board=CHESSBOARDS["print"].replace(corners="paper"))
-    fit = find_chessboard(empty.image)
-    fit = turn_board(fit, _turns(fit.corners_px, np.array(empty.truth["corners_px"])))
+    empty, fit = _empty_board(rng, "print", 8.0, 15.0, noise_sigma=1.5)
     model = {"K": (38.0, 41.0, 45.0), "N": (206.0, 212.0, 211.0), "W": (231.0, 274.0, 273.0)}
     shown = {"W": (242, 255, 255), "N": (200, 206, 205)}
     img = empty.image.copy()
@@ -233,11 +238,7 @@ def test_white_chips_on_white_squares_clipped_by_their_side_band() -> None:
     the camera puts a top 3 pieces up. Measured: none wrong; without the side band's test every
     white top on a white square read bare (6)."""
     rng = np.random.default_rng(1)
-    cam = look_at_board("domination", tilt_deg=12.0, rotation_deg=15.0)
-    empty = render_domination({}, cam, rng, options=RenderOptions.clean(noise_sigma=1.5, ambient=1.4),
-                              board=CHESSBOARDS["print"].replace(corners="paper"))
-    fit = find_chessboard(empty.image)
-    fit = turn_board(fit, _turns(fit.corners_px, np.array(empty.truth["corners_px"])))
+    empty, fit = _empty_board(rng, "print", 12.0, 15.0, noise_sigma=1.5, ambient=1.4)
     h, w = empty.image.shape[:2]
     geo = camera_geometry(fit, (w, h), board_intrinsics(fit, None))
     colours = {"K": (40, 40, 45), "W": (255, 255, 255)}
@@ -273,11 +274,7 @@ def test_black_counters_on_black_squares_leaning_to_their_colour() -> None:
     between them. Measured: none wrong; with the closure needed regardless of the lean, 5 of
     the 9 counters missed."""
     rng = np.random.default_rng(1)
-    cam = look_at_board("domination", tilt_deg=8.0, rotation_deg=15.0)
-    empty = render_domination({}, cam, rng, options=RenderOptions.clean(noise_sigma=1.5),
-                              board=CHESSBOARDS["print"].replace(corners="paper"))
-    fit = find_chessboard(empty.image)
-    fit = turn_board(fit, _turns(fit.corners_px, np.array(empty.truth["corners_px"])))
+    empty, fit = _empty_board(rng, "print", 8.0, 15.0, noise_sigma=1.5)
     dark = [c for c in playable_cells() if _dark(c)]
     at = np.round(board_to_image(np.array([cell_centre_board(c) for c in dark]), fit)).astype(int)
     square = np.median(empty.image[at[:, 1], at[:, 0]].astype(np.float64), axis=0)
@@ -303,11 +300,7 @@ def test_no_top_where_a_paper_corner_inside_a_bare_black_square_closes_the_ring(
     black tops (with their sides) on others. Measured: none wrong; without the side band's
     test all 7 papered squares read black."""
     rng = np.random.default_rng(1)
-    cam = look_at_board("domination", tilt_deg=12.0, rotation_deg=15.0)
-    empty = render_domination({}, cam, rng, options=RenderOptions.clean(noise_sigma=1.5),
-                              board=CHESSBOARDS["print"].replace(corners="paper"))
-    fit = find_chessboard(empty.image)
-    fit = turn_board(fit, _turns(fit.corners_px, np.array(empty.truth["corners_px"])))
+    empty, fit = _empty_board(rng, "print", 12.0, 15.0, noise_sigma=1.5)
     h, w = empty.image.shape[:2]
     geo = camera_geometry(fit, (w, h), board_intrinsics(fit, None))
     model = {"K": (51.0, 51.0, 54.0), "W": (227.0, 235.0, 243.0)}  # the black 0.4 from the squares'

@@ -318,17 +318,10 @@ class DiscTables:
 # --------------------------------------------------------------------------------------------
 
 
-def _detect_neutral_discs(
-    frame: np.ndarray,
-    board: BoardFit,
-    params: DiscParams = DiscParams(),
-    *,
-    intrinsics: Intrinsics | None = None,
-    tables: DiscTables | None = None,
-) -> list[DiscReading]:
-    """Every disc on the Dition board, sorted by (y, x). Without intrinsics, the lens model
-    estimated with the board (vision.lens, BoardFit.extra["intrinsics"]) is used if any.
-    `tables`: the board's `DiscTables` (built here when not given, or of another board)."""
+def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams = DiscParams(), *,
+                          intrinsics: Intrinsics | None = None, tables: DiscTables | None = None) -> list[DiscReading]:
+    """`detect_discs`'s black-and-white pass, with its arguments: every black or white disc,
+    sorted by (y, x)."""
     import cv2
 
     intrinsics = board_intrinsics(board, intrinsics)
