@@ -2078,8 +2078,10 @@ def _fit_circles(
     res = residuals()[2]
     cnt = sel.sum(axis=1)
     npar = np.where(fixed, 2, 3)
-    # (the rays left out squared as 0: a diverged circle's residuals there can overflow)
-    s_res = np.sqrt(np.sum(np.where(sel, res, 0.0) ** 2, axis=1) / np.maximum(cnt - npar, 1))
+    # (a diverged circle's residuals, kept rays' too, can overflow in the square: its spread is
+    # then inf and its sigma refuses it, as it should; the rays left out squared as 0)
+    with np.errstate(over="ignore"):
+        s_res = np.sqrt(np.sum(np.where(sel, res, 0.0) ** 2, axis=1) / np.maximum(cnt - npar, 1))
     # coverage of directions: a centre from a short arc is poorly determined
     cover = np.hypot(*np.einsum("nr,rk->kn", sel.astype(np.float64), u)) / np.maximum(cnt, 1)
     sig = s_res.astype(np.float64) * np.sqrt(2.0 / np.maximum(cnt, 1)) / np.maximum(1 - cover, 0.2)
