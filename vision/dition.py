@@ -1401,9 +1401,10 @@ def _frame_noise(rect: np.ndarray, channels: tuple[int, ...] | None = None) -> f
     """The noise the frame shows (grey levels, robust sigma of one pixel) on the rectified
     board (uint8): differences of horizontal neighbours on every eighth row (some fifteen
     thousand: their median is steady to a percent; edges are rare: the median). A colour image
-    (H, W, 3) gives each channel's (3,), or those of `channels` only. (The differences are whole grey levels: their median
-    is read off their histogram, exactly, at a fraction of a sort's cost; OpenCV counts each
-    channel of the interleaved differences in place, where numpy would copy it out first.)"""
+    (H, W, 3) gives each channel's (3,), or those of `channels` only. (The differences are whole
+    grey levels: their median is read off their histogram, exactly, at a fraction of a sort's
+    cost; OpenCV counts each channel of the interleaved differences in place, where numpy would
+    copy it out first.)"""
     import cv2
 
     rows = rect[1::8]
