@@ -198,3 +198,45 @@ def test_strong_gradients_do_not_depend_on_where_the_arrays_lie() -> None:
             idx, g = dition._strong_gradients(gx, gy, threshold)
             assert np.array_equal(idx, want_idx), (offset_x, offset_y)
             assert np.array_equal(g, want_g), (offset_x, offset_y)
+
+
+def test_chroma_distance_is_the_exact_distance_wherever_the_arrays_lie() -> None:
+    # (the colour pass's distance to the board's colour: cv2.magnitude, used before, rounded some
+    # elements by its buffers' alignment, and the coloured readings of a real photo moved ~1e-9 d
+    # from one read to the next. Each distance is the correctly rounded square root of a whole
+    # number, whatever the arrays' alignment)
+    rng = np.random.default_rng(5)
+    h, w = 97, 131
+    planes0 = rng.integers(0, 256, size=(4, h, w)).astype(np.uint8)
+    d = planes0.astype(np.float64)
+    want = np.sqrt((d[0] - d[2]) ** 2 + (d[1] - d[3]) ** 2).astype(np.float32)
+    for offset in range(0, 64, 7):
+        bufs = [np.empty(h * w + 128, np.uint8) for _ in range(4)]
+        planes = [b[offset + 3 * k:offset + 3 * k + h * w].reshape(h, w) for k, b in enumerate(bufs)]
+        for p, p0 in zip(planes, planes0):
+            p[:] = p0
+        assert np.array_equal(dition._chroma_distance(*planes), want), offset
+
+
+def test_pixels_near_points_are_within_the_radius() -> None:
+    # (the colour pass leaves out the peaks surely within the separation of a disc read before the
+    # exact distances: every pixel marked must lie within the radius of a point, and those well
+    # within it are marked)
+    rng = np.random.default_rng(8)
+    h, w = 60, 70
+    yy, xx = np.mgrid[0:h, 0:w]
+    for k in range(60):
+        pts = rng.uniform(-8, 78, size=(int(rng.integers(0, 12)), 2))
+        radius = float(rng.uniform(0.5, 9.0))
+        near = dition._near_points((h, w), pts, radius)
+        assert near.shape == (h, w)
+        if len(pts) == 0:
+            assert not near.any()
+            continue
+        dist = np.min(np.hypot(xx[..., None] - pts[:, 0], yy[..., None] - pts[:, 1]), axis=2)
+        assert np.all(dist[near] < radius), k
+        # (those within the radius less a pixel's diagonal, around points on the image, are all marked)
+        on = (pts[:, 0] >= 0.5) & (pts[:, 0] < w - 0.5) & (pts[:, 1] >= 0.5) & (pts[:, 1] < h - 0.5)
+        if on.any():
+            d_on = np.min(np.hypot(xx[..., None] - pts[on, 0], yy[..., None] - pts[on, 1]), axis=2)
+            assert np.all(near[d_on < radius - 1.5]), k

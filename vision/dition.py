@@ -1397,20 +1397,22 @@ def _ring_stats(
     return face, row_median(dot), spread
 
 
-def _frame_noise(rect: np.ndarray) -> float | np.ndarray:
+def _frame_noise(rect: np.ndarray, channels: tuple[int, ...] | None = None) -> float | np.ndarray:
     """The noise the frame shows (grey levels, robust sigma of one pixel) on the rectified
     board (uint8): differences of horizontal neighbours on every eighth row (some fifteen
     thousand: their median is steady to a percent; edges are rare: the median). A colour image
-    (H, W, 3) gives each channel's (3,). (The differences are whole grey levels: their median
-    is read off their histogram, exactly, at a fraction of a sort's cost; OpenCV counts each
-    channel of the interleaved differences in place, where numpy would copy it out first.)"""
+    (H, W, 3) gives each channel's (3,), or those of `channels` only. (The differences are whole
+    grey levels: their median is read off their histogram, exactly, at a fraction of a sort's
+    cost; OpenCV counts each channel of the interleaved differences in place, where numpy would
+    copy it out first.)"""
     import cv2
 
     rows = rect[1::8]
     d = cv2.absdiff(rows[:, 1:], rows[:, :-1])
-    channels = 1 if rect.ndim == 2 else rect.shape[2]
+    if channels is None:
+        channels = tuple(range(1 if rect.ndim == 2 else rect.shape[2]))
     med = np.array([_median_of_levels(cv2.calcHist([d], [c], None, [256], [0, 256]).ravel())
-                    for c in range(channels)])
+                    for c in channels])
     sigma = 1.4826 * med / math.sqrt(2.0)
     return float(sigma[0]) if rect.ndim == 2 else sigma
 
@@ -2328,29 +2330,92 @@ class _RectifiedOnce:
         return getattr(self._tables, name)
 
 
-def _colour_distance(rect_bgr: np.ndarray, params: DiscParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """(D, Y, C, noise): each rectified pixel's chroma distance to the board's local colour
-    (YCrCb's Cr, Cb, float32, 8-bit levels), its brightness Y, its own chroma C (the distance to
-    the neutral grey of its brightness), and the noise D carries (the larger of the Cr and Cb
-    channels' robust sigmas, floor `min_noise`). A draughts man's red, a chip's green or a white
-    chip's neutral on yellow wood stand out in D; a chessboard's grey and off-white squares,
-    both neutral, do not, and a board's grain and light fall-off change its chroma slowly,
-    within the window's median. (YCrCb: a linear transform, a tenth of Lab's cost.)"""
+class _ColourPlanes:
+    """The rectified board (uint8 BGR) in the planes `_coloured_discs` reads, in YCrCb's 8-bit
+    levels: `dist`, each pixel's chroma distance to the board's local colour (float32, Cr and
+    Cb); `noise`, the noise `dist` carries (the larger of the Cr and Cb channels' robust sigmas,
+    floor `min_noise`); and, made on first use (only for the candidates that reach the tests
+    that read them, `_coloured_outline`: none on most frames), `light`, each pixel's brightness
+    Y, and `chroma`, its own chroma (the distance to the neutral grey of its brightness), float32.
+    A draughts man's red, a chip's green or a white chip's neutral on yellow wood stand out in
+    `dist`; a chessboard's grey and off-white squares, both neutral, do not, and a board's grain
+    and light fall-off change its chroma slowly, within the window's median. (YCrCb: a linear
+    transform, a tenth of Lab's cost.)"""
+
+    def __init__(self, rect_bgr: np.ndarray, params: DiscParams) -> None:
+        import cv2
+
+        self._ycc = ycc = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2YCrCb)
+        s = params.scale_px_per_unit
+        small = cv2.resize(ycc, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+        ks = max(3, round(COLOUR_BOARD_WINDOW_BOARD * s / 4) | 1)
+        # (the board's Cr and Cb only: its brightness is not asked)
+        size = (ycc.shape[1], ycc.shape[0])
+        cr0, cb0 = (cv2.resize(cv2.medianBlur(cv2.extractChannel(small, c), ks), size, interpolation=cv2.INTER_LINEAR)
+                    for c in (1, 2))
+        self._cr, self._cb = cv2.extractChannel(ycc, 1), cv2.extractChannel(ycc, 2)
+        self.dist: np.ndarray = _chroma_distance(self._cr, self._cb, cr0, cb0)
+        self.noise = max(float(np.max(_frame_noise(ycc, channels=(1, 2)))), params.min_noise)
+
+    @functools.cached_property
+    def light(self) -> np.ndarray:
+        import cv2
+
+        return cv2.extractChannel(self._ycc, 0).astype(np.float32)
+
+    @functools.cached_property
+    def chroma(self) -> np.ndarray:
+        grey = np.full_like(self._cr, 128)
+        return _chroma_distance(self._cr, self._cb, grey, grey)
+
+
+def _chroma_distance(cr: np.ndarray, cb: np.ndarray, cr0: np.ndarray, cb0: np.ndarray) -> np.ndarray:
+    """Each pixel's distance in (Cr, Cb) (uint8 planes) to (cr0, cb0), float32. The same bits
+    wherever the arrays lie in memory (the differences' squares and their sum are whole numbers,
+    exact in float32, and numpy's square root is rounded exactly; cv2.magnitude's optimised path
+    rounds some elements by its buffers' alignment: the colour pass's readings moved by ~1e-9
+    from one call to the next, as `_strong_gradients`' did)."""
     import cv2
 
-    ycc = cv2.cvtColor(rect_bgr, cv2.COLOR_BGR2YCrCb)
-    s = params.scale_px_per_unit
-    small = cv2.resize(ycc, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
-    ks = max(3, round(COLOUR_BOARD_WINDOW_BOARD * s / 4) | 1)
-    # (the board's Cr and Cb only: its brightness is not asked)
-    size = (ycc.shape[1], ycc.shape[0])
-    cr0, cb0 = (cv2.resize(cv2.medianBlur(c, ks), size, interpolation=cv2.INTER_LINEAR) for c in cv2.split(small)[1:])
-    y, cr, cb = cv2.split(ycc)
-    dist = cv2.magnitude(cv2.subtract(cr, cr0, dtype=cv2.CV_32F), cv2.subtract(cb, cb0, dtype=cv2.CV_32F))
-    grey = np.full_like(cr, 128)
-    chroma = cv2.magnitude(cv2.subtract(cr, grey, dtype=cv2.CV_32F), cv2.subtract(cb, grey, dtype=cv2.CV_32F))
-    noise = max(float(np.max(_frame_noise(ycc)[1:])), params.min_noise)
-    return dist, y.astype(np.float32), chroma, noise
+    d2 = cv2.subtract(cr, cr0, dtype=cv2.CV_32F)
+    d2 *= d2
+    db = cv2.subtract(cb, cb0, dtype=cv2.CV_32F)
+    db *= db
+    d2 += db
+    return np.sqrt(d2, out=d2)
+
+
+def _near_points(shape: tuple[int, ...], points_px: np.ndarray, radius_px: float) -> np.ndarray:
+    """(h, w) bool: the pixels surely closer than `radius_px` to one of `points_px` (N, 2) x, y:
+    the whole-pixel offsets within `radius_px` - sqrt(1/2) of each point's nearest pixel, which
+    lies within sqrt(1/2) of it (points off the image are left out)."""
+    h, w = shape[:2]
+    r = radius_px - math.sqrt(0.5) - 1e-6
+    xy = np.rint(np.asarray(points_px, np.float64).reshape(-1, 2)).astype(np.intp)
+    xy = xy[(xy[:, 0] >= 0) & (xy[:, 0] < w) & (xy[:, 1] >= 0) & (xy[:, 1] < h)]
+    if r < 0 or len(xy) == 0:
+        return np.zeros((h, w), bool)
+    reach = math.floor(r)
+    wp = w + 2 * reach
+    near = np.zeros((h + 2 * reach) * wp, bool)
+    near[((xy[:, 1] + reach) * wp + xy[:, 0] + reach)[:, None] + _disc_offsets(r, wp)[None, :]] = True
+    return near.reshape(h + 2 * reach, wp)[reach:reach + h, reach:reach + w]
+
+
+@functools.lru_cache(maxsize=8)
+def _face_minus_ring_kernel(scale_px_per_unit: float) -> np.ndarray:
+    """The coloured candidates' template at `scale_px_per_unit` (float32, odd square, read only):
+    the mean over the face (`COLOUR_FACE_BOARD`'s outer radius) minus the mean over the ring
+    beyond the rim (`COLOUR_BEYOND_BOARD`)."""
+    sh = scale_px_per_unit
+    rad = math.ceil(COLOUR_BEYOND_BOARD[1] * sh)
+    yy, xx = np.mgrid[-rad:rad + 1, -rad:rad + 1]
+    rr = np.hypot(xx, yy) / sh
+    face_k = (rr <= COLOUR_FACE_BOARD[1]).astype(np.float32)
+    ring_k = ((rr >= COLOUR_BEYOND_BOARD[0]) & (rr <= COLOUR_BEYOND_BOARD[1])).astype(np.float32)
+    kernel = face_k / face_k.sum() - ring_k / ring_k.sum()
+    kernel.flags.writeable = False
+    return kernel
 
 
 def _coloured_discs(rect_bgr: np.ndarray, taken_board: np.ndarray, geom: CameraGeometry, size_board: float,
@@ -2359,7 +2424,7 @@ def _coloured_discs(rect_bgr: np.ndarray, taken_board: np.ndarray, geom: CameraG
     (`taken_board` (N, 2)): (centres_board (K, 2) where each touches the board, black (K,) bool:
     a face darker than the board beside it, confidence (K,), sigma_board (K,)).
 
-    What a disc shows whatever its colour, in the chroma distance to the board (`_colour_distance`):
+    What a disc shows whatever its colour, in the chroma distance to the board (`_ColourPlanes`):
     a face that differs from the board by `face_snr` noise sigmas and varies across the face less
     than `max_face_spread` of that; an outline closed on `min_closure` of 24 rays (the face's
     median on each ray above the board's just beyond the rim by `outline_snr` noise sigmas and
@@ -2369,23 +2434,22 @@ def _coloured_discs(rect_bgr: np.ndarray, taken_board: np.ndarray, geom: CameraG
     import cv2
 
     s, m = params.scale_px_per_unit, params.margin_board
-    dist, light, chroma, noise = _colour_distance(rect_bgr, params)
+    planes = _ColourPlanes(rect_bgr, params)
+    noise = planes.noise
     # candidates: the face's mean distance over the ring beyond the rim's (a box of two disc
     # templates, at half the scale: 8 px a diameter still resolves a 0.38-radius face)
     f = 0.5
-    half = cv2.resize(dist, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+    half = cv2.resize(planes.dist, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
     sh = s * f
-    rad = math.ceil(COLOUR_BEYOND_BOARD[1] * sh)
-    yy, xx = np.mgrid[-rad:rad + 1, -rad:rad + 1]
-    rr = np.hypot(xx, yy) / sh
-    face_k = (rr <= COLOUR_FACE_BOARD[1]).astype(np.float32)
-    ring_k = ((rr >= COLOUR_BEYOND_BOARD[0]) & (rr <= COLOUR_BEYOND_BOARD[1])).astype(np.float32)
-    kernel = face_k / face_k.sum() - ring_k / ring_k.sum()
-    resp = cv2.filter2D(half, cv2.CV_32F, kernel, borderType=cv2.BORDER_REPLICATE)
+    resp = cv2.filter2D(half, cv2.CV_32F, _face_minus_ring_kernel(sh), borderType=cv2.BORDER_REPLICATE)
     # (a face that stands out from the ring around it by the least contrast that counts)
     thr = params.face_snr * noise
     nms = round(params.min_separation_board * sh) | 1
     peak = (resp >= thr) & (resp >= cv2.dilate(resp, np.ones((nms, nms), np.uint8)))
+    if len(taken_board):
+        # (no peak within `min_separation_board` of a disc read is a candidate, below: those
+        # surely that near are left out here already, most of a crowded board's)
+        peak &= ~_near_points(peak.shape, (taken_board + m + 0.5 / s) * sh - 0.5, params.min_separation_board * sh)
     py, px = np.nonzero(peak)
     empty = (np.zeros((0, 2)), np.zeros(0, bool), np.zeros(0), np.zeros(0))
     if len(px) == 0:
@@ -2406,12 +2470,11 @@ def _coloured_discs(rect_bgr: np.ndarray, taken_board: np.ndarray, geom: CameraG
     if len(cands_board) == 0:
         return empty
     # verify each at its peak, then those accepted again at the centre their rim's circle gives
-    accepted, centres_top, *_ = _coloured_outline(dist, light, chroma, cands_board, noise, params)
+    accepted, centres_top, *_ = _coloured_outline(planes, cands_board, params)
     cands_board = centres_top[accepted]
     if len(cands_board) == 0:
         return empty
-    accepted, centres_top, black, closure, contrast, rms, _ = _coloured_outline(dist, light, chroma, cands_board,
-                                                                                noise, params)
+    accepted, centres_top, black, closure, contrast, rms, _ = _coloured_outline(planes, cands_board, params)
     cands_board = np.where(accepted[:, None], centres_top, cands_board)
     keep = accepted & np.all((cands_board > -tol) & (cands_board < size_board + tol), axis=1)
     if len(taken_board) and keep.any():
@@ -2435,14 +2498,14 @@ def _coloured_discs(rect_bgr: np.ndarray, taken_board: np.ndarray, geom: CameraG
     return centre, black[idx], conf, sigma
 
 
-def _coloured_outline(dist: np.ndarray, light: np.ndarray, chroma: np.ndarray, cands_board: np.ndarray, noise: float,
-                      params: DiscParams) -> tuple[np.ndarray, ...]:
+def _coloured_outline(planes: _ColourPlanes, cands_board: np.ndarray, params: DiscParams) -> tuple[np.ndarray, ...]:
     """For each candidate (board units, top face): (accepted, circle centre (N, 2), black,
     closure, contrast, rim rms) of `_coloured_discs`'s tests, on 24 rays in D sampled every 0.02
     diameters out to the board beyond the rim."""
     import cv2
 
     s, m = params.scale_px_per_unit, params.margin_board
+    dist, noise = planes.dist, planes.noise
     n_rays = params.n_rays
     ang = np.arange(n_rays) * (2 * math.pi / n_rays)
     u = np.stack([np.cos(ang), np.sin(ang)], axis=1)  # (R, 2)
@@ -2477,8 +2540,8 @@ def _coloured_outline(dist: np.ndarray, light: np.ndarray, chroma: np.ndarray, c
     prof, inner, outer, contrast, ray_ok = prof[alive], inner[alive], outer[alive], contrast[alive], ray_ok[alive]
     cands_board = cands_board[alive]
     mx, my, shape = mx[alive], my[alive], (len(alive), *shape[1:])
-    lprof = cv2.remap(light, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
-    cprof = cv2.remap(chroma, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
+    lprof = cv2.remap(planes.light, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
+    cprof = cv2.remap(planes.chroma, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
     # the rim on each such ray: where D first falls below halfway between face and board
     # outward from the face
     mid = 0.5 * (inner + outer)
