@@ -5,8 +5,10 @@ Given corners always win; then ArUco markers of the game's layout (`vision.aruco
 game's board finder: the drawn squares of the Dition board (`vision.dition_board`, which also
 estimates the lens without intrinsics) or, for Domination, the kit's cell pattern
 (`vision.domination_board`), a chessboard's squares (`vision.chessboard`) or an 8x8 drawn as lines
-(the Dition line search with `GRID_8X8`, method "lines"). `board_moved` tells whether the board
-left its fit.
+(the Dition line search with `GRID_8X8`, method "lines"); a Domination fit of the kit's cells or of
+drawn lines is marked extra["drawn"] when the frame shows a grid drawn on one sheet rather than the
+kit's printed board (`vision.domination_board.is_one_sheet`). `board_moved` tells whether the board
+left its fit; `drawn_grid_moved` re-measures a board of drawn lines for the referee's bump check.
 
 The shared geometry (BoardFit, homographies, rectification, the camera) is `vision.geometry`.
 """

@@ -30,6 +30,8 @@ with `intrinsics` all points are undistorted before fitting (the homography acts
 pixels, as in vision.geometry); without, the extrapolated corners can be several pixels off.
 
 `track_domination_board(frame, previous, ...)` re-measures a known board on its lines only.
+`is_one_sheet(frame, board)` tells an 8x8 drawn on one sheet (its margin the cells' colour), which
+this finder also finds, from the kit's printed board (light cells on a darker plate).
 Run as `python -m vision.domination_board IMAGE` to print the fit.
 """
 
