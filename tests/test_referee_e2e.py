@@ -190,3 +190,64 @@ def test_recorded_chessboard_match_replayed_by_the_command_with_no_corners(
     moves = [e for e in events if e["type"] == "move"]
     assert [m["move"] for m in moves] == [t.move.to_json() for t in turns], [e.get("text") for e in events]
     assert [m["removed"] for m in moves] == [t.result.removed for t in turns]
+
+
+def _drawn_match(seed: int, moves: int, sheet: str = "drawn-card") -> tuple[list[Any], Any]:
+    """A scripted 2-player match on an 8x8 drawn as lines on one sheet (`sheet`, cut corners
+    taped) with black and white draughts men, and the simulated table that plays it (no corners,
+    no calibration; a camera tilted up to 10 degrees, its lens distorted, bumped every 6 moves).
+    The players sit with a8 on the picture's top-left: the grid looks the same after a quarter
+    turn, so its finder puts corner 0 there (elsewhere the players would say where a8 is)."""
+    import numpy as np
+
+    from hardware import sim
+    from hardware.sim.camera import random_distortion
+    from hardware.sim.chessboard import DRAWN_BOARDS
+    from hardware.sim.men import PIECE_COLOURS, Men
+    from referee.games.registry import get_game
+
+    rng = np.random.default_rng(seed)
+    camera = sim.look_at_board("domination", image_size=(1024, 768), height_units=8 * rng.uniform(1.0, 1.4),
+                               tilt_deg=rng.uniform(4.0, 10.0), tilt_azimuth_deg=rng.uniform(0.0, 360.0),
+                               rotation_deg=rng.uniform(-20.0, 20.0), distortion=random_distortion(rng))
+    options = sim.RenderOptions.random(rng, glare=0.05)
+    pace = Pace(still=4, hand=3, verdict=5, end=3, bump_every=6)
+    turns, steps = get_game("domination").sim_match(rng, pace, camera, moves=moves)
+    colours = {"G": PIECE_COLOURS["K"], "R": PIECE_COLOURS["W"]}  # black and white men
+    board = DRAWN_BOARDS[sheet].replace(corners="tape", line_width=0.05, seed=seed)
+    men = Men(kind="draughts", crown_share=0.3)
+    table = sim.ScriptedTable(steps, camera, np.random.default_rng(seed), game="domination", options=options,
+                              colours=colours, board=board, men=men)
+    return turns, table
+
+
+@pytest.mark.slow
+def test_recorded_drawn_grid_match_replayed_by_the_command_with_no_corners(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 19: a recorded Domination match on an 8x8 drawn as lines on card (no alternating
+    squares; its finder's fit is the kit's cells' or the lines', as the kit's printed board
+    without markers gives), `referee replay` with no corners and no calibration: the board told
+    from the kit's by the margin beside the grid and read as on a chessboard, the men's colours
+    learnt from the start position, tracked through the bumps, every move as played."""
+    import json
+
+    import cv2
+
+    from referee.cli import main
+    from rules import domination as rdom
+
+    turns, table = _drawn_match(4, 14)
+    assert any(t.result.removed for t in turns), "the script has an overflow"
+    assert any(t.move.kind == rdom.MoveKind.PLACE for t in turns), "the script places a reserve"
+    folder = tmp_path / "match"
+    folder.mkdir()
+    with table:
+        for n, frame in enumerate(iter_frames(table)):
+            cv2.imwrite(str(folder / f"{n:05d}.jpg"), frame.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    capsys.readouterr()
+    code = main(["replay", str(folder), "--game", "domination", "--players", "G,R"])
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert code == 0, events[-3:]
+    moves = [e for e in events if e["type"] == "move"]
+    assert [m["move"] for m in moves] == [t.move.to_json() for t in turns], [e.get("text") for e in events]
+    assert [m["removed"] for m in moves] == [t.result.removed for t in turns]

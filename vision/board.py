@@ -5,8 +5,10 @@ Given corners always win; then ArUco markers of the game's layout (`vision.aruco
 game's board finder: the drawn squares of the Dition board (`vision.dition_board`, which also
 estimates the lens without intrinsics) or, for Domination, the kit's cell pattern
 (`vision.domination_board`), a chessboard's squares (`vision.chessboard`) or an 8x8 drawn as lines
-(the Dition line search with `GRID_8X8`, method "lines"). `board_moved` tells whether the board
-left its fit.
+(the Dition line search with `GRID_8X8`, method "lines"); a Domination fit of the kit's cells or of
+drawn lines is marked extra["drawn"] when the frame shows a grid drawn on one sheet rather than the
+kit's printed board (`vision.domination_board.is_one_sheet`). `board_moved` tells whether the board
+left its fit; `drawn_grid_moved` re-measures a board of drawn lines for the referee's bump check.
 
 The shared geometry (BoardFit, homographies, rectification, the camera) is `vision.geometry`.
 """
@@ -14,6 +16,7 @@ The shared geometry (BoardFit, homographies, rectification, the camera) is `visi
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import numpy as np
 
@@ -30,7 +33,7 @@ from vision.dition_board import (
     refine_edge,
     with_estimated_lens,
 )
-from vision.domination_board import find_domination_board
+from vision.domination_board import find_domination_board, is_one_sheet
 from vision.errors import BoardNotFoundError
 from vision.geometry import (
     GRID_8X8,
@@ -90,6 +93,12 @@ def find_board(
             return fit if intrinsics is not None or not estimate_lens else with_estimated_lens(
                 frame, fit, board_params=params)
 
+        def with_sheet(fit: BoardFit) -> BoardFit:
+            # the kit's cells and an 8x8 drawn as lines on one sheet are found alike: the fit
+            # says which the frame shows (extra["drawn"]), their tops are read differently
+            sheet = is_one_sheet(frame, fit, board_intrinsics(fit, intrinsics))
+            return replace(fit, extra={**fit.extra, "drawn": sheet})
+
         # a chessboard's light squares look like the kit's cells too, a few at a time: a kit fit
         # on fewer than half of its 52 cells gives way to a chessboard found in the same frame
         if kit is not None and int(kit.extra.get("cells_found", 0)) >= KIT_CELLS_SURE:
@@ -100,8 +109,8 @@ def find_board(
             if params.use_lines and intrinsics is None and estimate_lens:
                 drawn = drawn_lines_at(frame, kit, GRID_8X8, params)
                 if drawn is not None:
-                    return with_lens(drawn)
-            return kit
+                    return with_sheet(with_lens(drawn))
+            return with_sheet(kit)
         chess = None
         try:  # a chessboard (issue 19): its 8x8 from the squares' corners
             chess = find_chessboard(frame, intrinsics=intrinsics)
@@ -114,13 +123,13 @@ def find_board(
             return chess
         if params.use_lines:  # an 8x8 drawn as a grid of lines on paper, card or felt
             try:
-                return with_lens(find_drawn_lines(frame, GRID_8X8, params, intrinsics=intrinsics))
+                return with_sheet(with_lens(find_drawn_lines(frame, GRID_8X8, params, intrinsics=intrinsics)))
             except BoardNotFoundError as exc:
                 tried.append(str(exc))
         if chess is not None:
             return chess
         if kit is not None:
-            return kit
+            return with_sheet(kit)
         raise BoardNotFoundError("; ".join(tried))
     if params.use_lines:
         try:
@@ -174,6 +183,38 @@ def board_moved(
         return True
     shift = float(np.max(np.linalg.norm(new.corners_px - previous.corners_px, axis=1)))
     return shift > params.moved_threshold_px
+
+
+def drawn_grid_moved(
+    frame: np.ndarray,
+    previous: BoardFit,
+    params: BoardParams = BoardParams(),
+    *,
+    intrinsics: Intrinsics | None = None,
+    tolerance_px: float = 1.5,
+) -> tuple[bool, BoardFit | None]:
+    """Cheap bump check for a board found from its drawn lines (method "lines": an 8x8 drawn on
+    a sheet), as `vision.domination_board.domination_board_moved` is for the kit's cells and
+    `vision.chessboard.chessboard_moved` for a chessboard: its lines re-measured from where
+    `previous` puts them, through the lens `previous` was fitted with (the calibration, or the one
+    estimated from its lines). `(False, previous)` when every corner stays within `tolerance_px`;
+    `(True, fit)` when the lines are found elsewhere near (`fit` keeps `previous`'s lens, polarity
+    and marks); `(True, None)` when they are gone (a large bump, the board covered or removed):
+    find it anew with `find_board`."""
+    if not tolerance_px > 0:
+        raise ValueError(f"tolerance_px must be > 0, got {tolerance_px}")
+    cam = board_intrinsics(previous, intrinsics)
+    gray = lines_gray(frame, previous)
+    drawing = drawing_for(previous)
+    new = refine_dition(gray, previous.H_image_to_board, params, cam, passes=1, drawing=drawing)
+    if new.support < params.min_support:
+        return True, None
+    if float(np.max(np.linalg.norm(new.corners_px - previous.corners_px, axis=1))) <= tolerance_px:
+        return False, previous
+    new = refine_dition(gray, new.H_image_to_board, params, cam, passes=2, drawing=drawing)
+    if new.support < params.min_support:
+        return True, None
+    return True, replace(new, extra=dict(previous.extra))
 
 
 if __name__ == "__main__":  # python -m vision.board IMAGE [game]

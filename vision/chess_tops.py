@@ -179,10 +179,11 @@ def _bare_step(pts_board: np.ndarray, dirs: np.ndarray, grid: np.ndarray, sigma:
 
 
 def is_drawn_grid(board: BoardFit) -> bool:
-    """Whether the fit says the board is an 8x8 drawn as lines on one sheet (found by its lines,
-    `vision.dition_board.find_drawn_lines` with `GRID_8X8`: method "lines", game "domination"),
-    not a chessboard of alternating squares."""
-    return board.game == "domination" and board.method == "lines"
+    """Whether the fit says the board is an 8x8 drawn as lines on one sheet (`vision.board.find_board`
+    marks a Domination fit by the kit's cells or by drawn lines extra["drawn"] where the margin
+    beside the grid is the cells' own sheet, `vision.domination_board.is_one_sheet`), not a
+    chessboard of alternating squares nor the kit's printed board."""
+    return board.game == "domination" and board.extra.get("drawn") is True
 
 
 #: across the drawn lines between neighbouring playable squares, 0.42 squares along them from the

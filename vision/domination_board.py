@@ -30,6 +30,8 @@ with `intrinsics` all points are undistorted before fitting (the homography acts
 pixels, as in vision.geometry); without, the extrapolated corners can be several pixels off.
 
 `track_domination_board(frame, previous, ...)` re-measures a known board on its lines only.
+`is_one_sheet(frame, board)` tells an 8x8 drawn on one sheet (its margin the cells' colour), which
+this finder also finds, from the kit's printed board (light cells on a darker plate).
 Run as `python -m vision.domination_board IMAGE` to print the fit.
 """
 
@@ -43,7 +45,13 @@ import numpy as np
 
 from vision.camera import Intrinsics
 from vision.errors import BoardNotFoundError, InvalidImageError
-from vision.geometry import BoardFit, fit_from_corners, fit_from_homography
+from vision.geometry import (
+    BoardFit,
+    board_to_image,
+    fit_from_corners,
+    fit_from_homography,
+    sample_points,
+)
 
 #: the 12 cut cells as (file index, rank) -> grid (col, row) = (f, 8 - r)
 _CUT = {(0, 1), (1, 1), (0, 2), (6, 1), (7, 1), (7, 2), (0, 7), (0, 8), (1, 8), (6, 8), (7, 8), (7, 7)}
@@ -193,6 +201,79 @@ def domination_board_moved(
         ).max()
     )
     return shift_px > tolerance_px, fit
+
+
+#: the margin round the 8x8 beside the middle four squares of each side (never beside a cut
+#: corner, whose tape, paper or spare men may overhang it), as (side square's corner (col, row),
+#: outward unit normal, along): board points 0.12-0.24 squares outside the grid's edge (past the
+#: line's ink, 0.02-0.035 either side of its centre, and its blur; within the kit's plate margin,
+#: 0.45, and a drawn sheet's, 0.3 or more)
+_SIDE_SQUARES = (
+    [((k, 0), (0.0, -1.0), (1.0, 0.0)) for k in range(2, 6)]
+    + [((k, 7), (0.0, 1.0), (1.0, 0.0)) for k in range(2, 6)]
+    + [((0, k), (-1.0, 0.0), (0.0, 1.0)) for k in range(2, 6)]
+    + [((7, k), (1.0, 0.0), (0.0, 1.0)) for k in range(2, 6)]
+)
+_MARGIN_OUT = np.array([0.12, 0.18, 0.24])
+_MARGIN_ALONG = np.linspace(0.15, 0.85, 6)
+#: where a cell shows its own surface beside a man (0.8 across): 0.38 and 0.42 squares off its
+#: centre along the diagonals
+_QUIET = np.array([[sx * a, sy * a] for a in (0.38, 0.42) for sx in (-1, 1) for sy in (-1, 1)])
+
+
+def _side_points() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Board points: the margin's (16, 18, 2), the side squares' own (16, 8, 2) and their inward
+    neighbours' (16, 8, 2)."""
+    margin, own, inner = [], [], []
+    for (col, row), (nx, ny), (ax, ay) in _SIDE_SQUARES:
+        centre = np.array([col + 0.5, row + 0.5])
+        edge = centre + 0.5 * np.array([nx, ny])
+        margin.append([edge + d * np.array([nx, ny]) + (t - 0.5) * np.array([ax, ay])
+                       for d in _MARGIN_OUT for t in _MARGIN_ALONG])
+        own.append(centre + _QUIET)
+        inner.append(centre - [nx, ny] + _QUIET)
+    return np.array(margin), np.array(own), np.array(inner)
+
+
+_MARGIN_PTS, _SIDE_PTS, _INNER_PTS = _side_points()
+
+
+#: the kit prints its margin and cut corners in the plate's colour, (120, 148, 178) BGR, round
+#: cells of (205, 222, 232): the margin 0.40 darker (mean log BGR) and 0.19 off in hue (the log
+#: BGR distance left once the level is taken off), 0.55 darker printed without the tint (white
+#: cells). A margin of the cells' own sheet is neither: it lies 0.0-0.15 brighter (men's
+#: shadows fall on the cells' corners, not beside the grid; 0.02 darker at most, the vignette)
+#: and 0.04 off in hue at most (felt's texture) on the drawn 8x8s of `bench_vision_chess.py
+#: --drawn`, against the kit's 0.28-0.42 darker and 0.18-0.20 off (seeds 3, 5, 8, 11). Half the
+#: kit's print in each is the line between the two.
+SHEET_DARKER = 0.2
+SHEET_HUE = 0.1
+
+
+def margin_contrast(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None = None) -> tuple[float, float]:
+    """How the margin just outside the 8x8 differs from the cells beside it (log BGR, medians
+    over the 16 middle squares of the four sides, a man's shadow or a leaning stack over a few
+    of them a minority): (level, the margin's mean log BGR less the cells'; hue, the distance
+    left once the level is taken off). The cells' own colour is taken where a man leaves it
+    showing, 0.38-0.42 squares off their centres along the diagonals."""
+    pts = np.concatenate([_MARGIN_PTS.reshape(-1, 2), _SIDE_PTS.reshape(-1, 2)])
+    bgr = np.log(np.maximum(sample_points(frame, board_to_image(pts, board, intrinsics)).astype(np.float64), 1.0))
+    n_m, n_s = _MARGIN_PTS.shape[1], _SIDE_PTS.shape[1]
+    k = len(_SIDE_SQUARES)
+    diff = (np.median(bgr[: k * n_m].reshape(k, n_m, 3), axis=1)
+            - np.median(bgr[k * n_m :].reshape(k, n_s, 3), axis=1))
+    level = diff.mean(axis=1)
+    hue = np.linalg.norm(diff - level[:, None], axis=1)
+    return float(np.median(level)), float(np.median(hue))
+
+
+def is_one_sheet(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None = None) -> bool:
+    """Whether the 8x8 at `board` is drawn on one sheet (paper, card, felt: its margin beside the
+    grid the cells' own colour, `margin_contrast`), not the kit's printed board (light cells on
+    a darker plate): an 8x8 drawn as lines passes for the kit's cells and its lines, so its
+    finder cannot tell."""
+    level, hue = margin_contrast(frame, board, intrinsics)
+    return level > -SHEET_DARKER and hue < SHEET_HUE
 
 
 # --- steps --------------------------------------------------------------------------------------

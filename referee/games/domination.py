@@ -5,11 +5,13 @@ lines (`vision.domination_board.domination_board_moved`); a board found again fr
 pattern keeps the corner order closest to the one before (the pattern looks the same after a
 quarter turn). The tops and heights (through the calibration, or without one through the camera
 measured on the board's own grid, `vision.board_camera`) are read by
-`vision.domination.read_tops`; on a chessboard the tops by `vision.chess_tops.read_chess_tops`
-and the men's heights by `vision.chess_heights.stack_heights`; two readings agree when every cell shows the same top; the match
-is `referee.domination_match.DominationMatch`, which infers the moves. Its own controls: an
-invisible reserve placement, and the colour model sampled from the start position.
-"""
+`vision.domination.read_tops`; on a chessboard, and on an 8x8 drawn as lines on one sheet (the
+finder marks it, `vision.chess_tops.is_drawn_grid`; re-measured on its lines through its lens,
+`vision.board.drawn_grid_moved`), the tops by `vision.chess_tops.read_chess_tops` and the men's
+heights by `vision.chess_heights.stack_heights`; two readings agree when every cell shows the
+same top; the match is `referee.domination_match.DominationMatch`, which infers the moves. Its
+own controls: an invisible reserve placement, and the colour model sampled from the start
+position."""
 
 from __future__ import annotations
 
@@ -44,6 +46,16 @@ class TopsReading:
         return other is not None and self.tops == other.tops
 
 
+def _chess_read(board: Any) -> bool:
+    """Whether `board`'s tops are read as on a chessboard (`vision.chess_tops.read_chess_tops`):
+    a chessboard's fit, or an 8x8 drawn as lines on one sheet (`vision.chess_tops.is_drawn_grid`:
+    the finder tells it from the kit's printed board by the margin beside the grid); the kit's
+    board, with markers or without, is read by `vision.domination.read_tops`."""
+    from vision.chess_tops import is_drawn_grid
+
+    return board.method == "chessboard" or is_drawn_grid(board)
+
+
 def _with_grid_camera(image: np.ndarray, board: Any, intrinsics: Any,
                       cache: dict[str, Any] | None) -> Any:
     """Without a calibration, the kit's board with the camera measured on its own grid
@@ -53,7 +65,7 @@ def _with_grid_camera(image: np.ndarray, board: Any, intrinsics: Any,
     that moved is a new fit, measured on the frame it was found in)."""
     from vision.board_camera import with_grid_camera
 
-    if intrinsics is not None or board.method == "chessboard":
+    if intrinsics is not None or _chess_read(board):
         return board
     kept: dict[bytes, Any] = cache.setdefault("grid_camera_boards", {}) if cache is not None else {}
     key = np.ascontiguousarray(board.corners_px, np.float64).tobytes() + repr(image.shape).encode()
@@ -154,6 +166,8 @@ class DominationGame(Game):
 
     # -- vision --------------------------------------------------------------------------------
     def track_board(self, image: np.ndarray, previous: Any, intrinsics: Any = None) -> tuple[bool, Any]:
+        from vision.board import drawn_grid_moved
+        from vision.chess_tops import is_drawn_grid
         from vision.chessboard import chessboard_moved
         from vision.domination_board import domination_board_moved
         from vision.errors import VisionError
@@ -161,6 +175,8 @@ class DominationGame(Game):
         try:
             if previous.method == "chessboard":
                 return chessboard_moved(image, previous, intrinsics=intrinsics)
+            if previous.method == "lines" and is_drawn_grid(previous):  # its lens and marks stay
+                return drawn_grid_moved(image, previous, intrinsics=intrinsics)
             return domination_board_moved(image, previous, intrinsics=intrinsics)
         except VisionError:
             return True, None
@@ -177,7 +193,7 @@ class DominationGame(Game):
         return self.turn_board(board, best, intrinsics) if best else board
 
     def turn_board(self, board: Any, quarter_turns: int, intrinsics: Any = None) -> Any:
-        if board.method == "chessboard":  # its own lens and reader stay
+        if _chess_read(board):  # its own lens and reader stay (a chessboard, a drawn 8x8)
             from vision.chessboard import turn_board
 
             return turn_board(board, quarter_turns, intrinsics)
@@ -188,7 +204,7 @@ class DominationGame(Game):
              cache: dict[str, Any] | None = None) -> TopsReading:
         from vision.chess_tops import read_chess_tops
 
-        if board.method == "chessboard":  # draughts men on a chessboard (issue 19)
+        if _chess_read(board):  # men on a chessboard or a drawn 8x8 (issue 19)
             from vision.chess_heights import stack_heights
 
             chess = read_chess_tops(image, board, colours or {}, intrinsics=intrinsics)
@@ -213,15 +229,15 @@ class DominationGame(Game):
 
     def start_colours(self, image: np.ndarray, board: Any, players: Sequence[str], *,
                       intrinsics: Any = None) -> Mapping[str, Any] | None:
-        """On a chessboard, the men's colours from the standard 2-player start: learnt on its
-        36 cells (`vision.chess_tops.learn_chess_colours`) and kept only when they read this
-        very frame back as that start, every one of the 52 cells (a frame of anything else
-        gives None: the referee asks again on the next one)."""
+        """On a chessboard or a drawn 8x8, the men's colours from the standard 2-player start:
+        learnt on its 36 cells (`vision.chess_tops.learn_chess_colours`) and kept only when
+        they read this very frame back as that start, every one of the 52 cells (a frame of
+        anything else gives None: the referee asks again on the next one)."""
         from calibration.colour import standard_start_cells
         from vision.chess_tops import learn_chess_colours, read_chess_tops
         from vision.errors import VisionError
 
-        if board.method != "chessboard" or len(players) != 2:
+        if not _chess_read(board) or len(players) != 2:
             return None
         start = standard_start_cells(players)
         try:
@@ -239,7 +255,7 @@ class DominationGame(Game):
                     cache: dict[str, Any] | None = None) -> tuple[dict[str, Any], np.ndarray | None]:
         from vision.chess_tops import read_chess_tops
 
-        if board.method == "chessboard":  # its men's colours must be learnt first: a clear error
+        if _chess_read(board):  # its men's colours must be learnt first: a clear error
             read_chess_tops(image, board, {}, intrinsics=intrinsics)
         reading = _read_kit_tops(image, board, intrinsics, cache)
         out: dict[str, Any] = {"tops": dict(reading.tops),
