@@ -55,15 +55,16 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
 What it reaches (`benchmarks/bench_vision_chess.py`): see the README's Figures. What limits it:
 the displacement alone cannot reach far (a man lies up to 0.03 squares off its square's centre
 as sigma, one piece moves a top 3 squares from the nadir by 0.035); the radius grows by only
-1.2 % a piece (~0.4 px), and the silhouette's radius still scatters by ~0.3 px (median error
-0.0034 squares over the benchmark's stacks, 0.0048 with the colours' crossing for the rim;
-the rim line's pull differs from top to top, a
-low-contrast edge: red on red): with the true top circles the heights are 99 % exact; with
-the true top centres, a radius measured to 0.2 px would give ~87 % exact, the displacement
-alone ~63 %. Tried and not kept: the scale of each top's radial pattern (rings, a printed
-ring) against the median pattern of the tops of its colour, the centre from each direction's
-shift against it: to ~0.3 of a piece on one frame of draughts with the true centres, but no
-better than the rims over frames (+1 point) at ten times the time.
+1.2 % a piece (~0.45 px at 100 px a square), and a rim's radius is read off by the scene itself
+(rim lines, lower men's crescents, shades: the same scene with fresh noise moves it by only
+0.05 px): plain counters (no rings to centre them) and rims of little contrast (black on dark
+wood, red on red) stay 0.5-1.5 px off; with the true top circles this combination gives 94 %
+exact, 97 % with the true men's radius too. The chessboard finder's homography puts a top
+0.15 px off at the median, 1.3 px at the 95th percentile (docs/vision-chessboard.md).
+Tried and not kept: the height from the scale of each top's radial pattern against the median
+pattern of the tops of its colour (to ~0.3 of a piece on one frame of draughts with the true
+centres, but no better than the rims over frames, +1 point, at ten times the time; the centre
+from the pattern's shifts is what step 2 keeps of it).
 
 Without a calibration the camera is the one the chessboard finder estimated from the board's
 own grid (`vision.chessboard.camera_from_grid`): its focal length sets Z, so every height by the
