@@ -198,3 +198,55 @@ def test_the_referee_reads_men_heights_on_a_chessboard(scenes: list[tuple]) -> N
     assert e.size >= 80
     assert np.mean(np.abs(e) <= 1) >= 0.8, np.mean(np.abs(e) <= 1)
     assert float(np.median(np.abs(z))) <= 1.3, float(np.median(np.abs(z)))
+
+
+def _top_errors(seeds: tuple[int, ...], men: object, colours: dict[str, tuple[int, int, int]]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Per stack on random chessboard scenes of `men` (known corners and camera): the found
+    top centre's distance from the truth and the radius error (squares), the truth the top
+    man's position carried out from the nadir by s = Z / (Z - k t), radius the men's times s."""
+    from hardware.sim.chessboard import ChessBoard
+    from vision.geometry import fit_from_corners
+
+    centre_err, radius_err = [], []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        cam = random_camera(rng, "domination")
+        stacks = {c: "".join(rng.choice(list(colours), size=int(rng.integers(1, 6))))
+                  for c in playable_cells() if rng.random() < 0.5}
+        r = render_domination(stacks, cam, rng, colours=colours, options=RenderOptions(), board=ChessBoard(),
+                              men=men)
+        intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
+        fit = fit_from_corners(np.asarray(r.truth["corners_px"], np.float64), "domination", intr)
+        got = stack_heights(r.image, fit, sorted(stacks), intrinsics=intr, thickness=0.12)
+        assert got is not None
+        nadir, Z = np.asarray(cam.centre_world[:2], np.float64), -float(cam.centre_world[2])
+        for cell, stack in stacks.items():
+            if cell not in got.top_centre_board:
+                continue
+            s = Z / (Z - len(stack) * 0.12)
+            top = nadir + (np.asarray(r.truth["tops_board"][cell], np.float64)[:2] - nadir) * s
+            centre_err.append(float(np.linalg.norm(np.asarray(got.top_centre_board[cell]) - top)))
+            radius_err.append(got.top_radius_board[cell] - men.diameter / 2 * s)  # type: ignore[attr-defined]
+    return np.asarray(centre_err), np.asarray(radius_err)
+
+
+@pytest.mark.parametrize(("kind", "stripe", "letters", "spread_max"),
+                         [("draughts", (232, 234, 236), "WK", 0.002), ("chip", (40, 40, 44), "WY", 0.001)])
+def test_a_tops_centre_from_its_rings(kind: str, stripe: tuple[int, int, int], letters: str,
+                                      spread_max: float) -> None:
+    """A draughts man's embossed rings and a chip's printed ring are circles about the top's
+    centre, seen all around (the rim only on the far side: the side band hides the near one);
+    the centre they give is within ~0.02 px of the truth where the far side's rim put it
+    0.2-0.3 px off, and that rim's radius moved with it (a half circle ties the two). Against
+    the truth, known corners and camera: centre median error 0.0002 squares (the rim's circle
+    0.0028 draughts, 0.0022 chips); the radius's median distance from its median 0.0017 /
+    0.0006 squares (the rim's circle 0.0024 / 0.0014; one piece is ~0.005)."""
+    from hardware.sim.men import PIECE_COLOURS, Men
+
+    men = Men(kind=kind, diameter=0.8, jitter=0.02, stripe_bgr=stripe)  # type: ignore[arg-type]
+    centre, radius = _top_errors((61, 62), men, {k: PIECE_COLOURS[k] for k in letters})
+    assert centre.size >= 30
+    assert float(np.median(centre)) < 0.001, float(np.median(centre))
+    spread = float(np.median(np.abs(radius - np.median(radius))))
+    assert spread < spread_max, spread

@@ -30,6 +30,16 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
    window about that circle, by the area under the board-likeness, was tried and dropped: the
    top's rim line and the square's colour move it by up to a pixel, and it made the heights
    worse.)
+   Then the centre from the top's own pattern where it has one (`_centred_on_pattern`): a
+   draughts man's embossed rings, a chip's printed ring are circles about the top's centre seen
+   all around; each direction's change profile (0.2-0.93 of the radius) is matched against the
+   median of all, a centre off by d shifting direction e by d . e. They give the centre to
+   ~0.02 px where the far side's rim alone put it 0.2-0.3 px off, and since a half circle's
+   radius moves with its centre (it is ~2 times as uncertain as about a known centre), the
+   radius is then the median distance of the rim's points from that centre: its scatter
+   within a group of tops halves (0.19 -> 0.09 px draughts, 0.23 -> 0.10 px chips, measured
+   against the truth). A plain counter has no pattern (its directions disagree): its rim's
+   own circle stands.
 3. the frame's men radius R: the radius over the ratio s the centre's displacement gives, pooled
    with weights by how far each top lies from the nadir (the displacement's resolution); then
    per group of tops (one colour on squares of one parity: a rim line darker than the top
@@ -45,15 +55,16 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
 What it reaches (`benchmarks/bench_vision_chess.py`): see the README's Figures. What limits it:
 the displacement alone cannot reach far (a man lies up to 0.03 squares off its square's centre
 as sigma, one piece moves a top 3 squares from the nadir by 0.035); the radius grows by only
-1.2 % a piece (~0.4 px), and the silhouette's radius still scatters by ~0.3 px (median error
-0.0034 squares over the benchmark's stacks, 0.0048 with the colours' crossing for the rim;
-the rim line's pull differs from top to top, a
-low-contrast edge: red on red): with the true top circles the heights are 99 % exact; with
-the true top centres, a radius measured to 0.2 px would give ~87 % exact, the displacement
-alone ~63 %. Tried and not kept: the scale of each top's radial pattern (rings, a printed
-ring) against the median pattern of the tops of its colour, the centre from each direction's
-shift against it: to ~0.3 of a piece on one frame of draughts with the true centres, but no
-better than the rims over frames (+1 point) at ten times the time.
+1.2 % a piece (~0.45 px at 100 px a square), and a rim's radius is read off by the scene itself
+(rim lines, lower men's crescents, shades: the same scene with fresh noise moves it by only
+0.05 px): plain counters (no rings to centre them) and rims of little contrast (black on dark
+wood, red on red) stay 0.5-1.5 px off; with the true top circles this combination gives 94 %
+exact, 97 % with the true men's radius too. The chessboard finder's homography puts a top
+0.15 px off at the median, 1.3 px at the 95th percentile (docs/vision-chessboard.md).
+Tried and not kept: the height from the scale of each top's radial pattern against the median
+pattern of the tops of its colour (to ~0.3 of a piece on one frame of draughts with the true
+centres, but no better than the rims over frames, +1 point, at ten times the time; the centre
+from the pattern's shifts is what step 2 keeps of it).
 
 Without a calibration the camera is the one the chessboard finder estimated from the board's
 own grid (`vision.chessboard.camera_from_grid`): its focal length sets Z, so every height by the
@@ -81,6 +92,10 @@ from vision.geometry import (
     camera_geometry,
     sample_points,
 )
+
+#: a top's circle in the board plane: centre (2,), radius, radius sigma (board units) and the
+#: rim points (N, 2) it rests on
+Circle = tuple[np.ndarray, float, float, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -124,6 +139,22 @@ class StackHeightParams:
     #: the rim's steepest change is looked for this many samples either side of where the
     #: board begins (~1.5 px: a shadow or the lamp moves the crossing by up to a pixel)
     edge_window: int = 3
+    #: the top's centre from its own rotationally symmetric pattern (a draughts man's embossed
+    #: rings, a chip's printed ring) between these fractions of its radius: in from the near
+    #: side's rim line (0.93: 3 px at a radius of 45 px) and out past the crown's middle
+    pattern_radii: tuple[float, float] = (0.2, 0.93)
+    #: the pattern's sample step (px): a ring's blurred edge is 1-2 px wide, the shifts are read
+    #: to a fraction of a step between samples
+    pattern_step_px: float = 0.5
+    #: how far (px) a direction's pattern is looked for off the template: the rim circle's
+    #: centre is within ~1 px of the top's (its median error 0.3-0.6 px)
+    pattern_shift_px: float = 2.0
+    #: the pattern's directions: 32 keep ~8 px of a ring at 0.9 of a 45 px radius apart, and a
+    #: chip's stripe (a sixth of the turn at most) off a minority
+    pattern_directions: int = 32
+    #: a pattern tells the centre where its directions' shifts agree within this (px, robust
+    #: sigma about the fitted centre): rings agree to ~0.1 px, a plain counter's noise does not
+    pattern_spread_px: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -179,6 +210,7 @@ def stack_heights(
     ok = np.array([c is not None for c in circles])
     if not ok.any():
         return None
+    circles = _centred_on_pattern(frame, board, cam, circles, px_per_unit, params)
     centre_fit = np.array([c[0] if c is not None else (np.nan, np.nan) for c in circles])
     radius_fit = np.array([c[1] if c is not None else np.nan for c in circles])
     radius_sig = np.array([c[2] if c is not None else np.nan for c in circles])
@@ -324,7 +356,7 @@ def _board_colours(frame: np.ndarray, board: BoardFit, cam: Intrinsics) -> np.nd
 
 def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np.ndarray,
                  board_bgr: np.ndarray, centres: np.ndarray, nadir: np.ndarray, s_max: float,
-                 band: float, p: StackHeightParams) -> list[tuple[np.ndarray, float, float] | None]:
+                 band: float, p: StackHeightParams) -> list[Circle | None]:
     """Per stack, the top's circle from its far side's silhouette against the board: along
     each direction of the top's far side and flanks, the first radius from which the profile
     is the square's own colour (nearer it than the top's) for `board_run`, to a fraction of a
@@ -391,7 +423,7 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     rho_short = crossing(first_short)
     second = found & found_short & (rho_short < rho - 0.5 * float(rad[1] - rad[0])) & (
         rho_short > rho * (1.0 - p.crescent))
-    out: list[tuple[np.ndarray, float, float] | None] = []
+    out: list[Circle | None] = []
     for i in range(n):
         sel = found[i] & _far_side(dirs, centres[i], nadir, s_max, p)
         if sel.sum() < 8:
@@ -411,6 +443,96 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     return out
 
 
+def _centred_on_pattern(frame: np.ndarray, board: BoardFit, cam: Intrinsics, circles: list[Circle | None],
+                        px_per_unit: float, p: StackHeightParams) -> list[Circle | None]:
+    """The circles re-centred where the top shows a rotationally symmetric pattern, the radius
+    then the median distance of their rim points from that centre. The far side's rim alone
+    ties a circle's radius to its centre (a half circle's radius is ~2 times as uncertain as
+    one about a known centre: an arc read off by a rim line or a shade moves both); a draughts
+    man's rings or a chip's printed ring tell the centre to a few hundredths of a pixel
+    (`_pattern_centres`). Where the pattern's directions disagree (a plain counter, a top
+    under glare) the rim's own circle stands."""
+    idx = [i for i, c in enumerate(circles) if c is not None]
+    if not idx:
+        return circles
+    centre = np.array([circles[i][0] for i in idx])  # type: ignore[index]
+    radius = np.array([circles[i][1] for i in idx])  # type: ignore[index]
+    found, spread_px = _pattern_centres(frame, board, cam, centre, radius, px_per_unit, p)
+    out = list(circles)
+    for j, i in enumerate(idx):
+        c = circles[i]
+        assert c is not None
+        q = c[3]
+        if not spread_px[j] < p.pattern_spread_px or len(q) < 8:
+            continue
+        # the centre moved by no more than the shifts the pattern was searched over
+        if float(np.linalg.norm(found[j] - c[0])) * px_per_unit > p.pattern_shift_px:
+            continue
+        dist = np.linalg.norm(q - found[j], axis=1)
+        r = float(np.median(dist))
+        # a radius about a known centre: the rim points' robust scatter over sqrt(n)
+        mad = 1.4826 * float(np.median(np.abs(dist - r)))
+        out[i] = (found[j], r, max(mad, 1e-4) / math.sqrt(len(q)), q)
+    return out
+
+
+def _pattern_centres(frame: np.ndarray, board: BoardFit, cam: Intrinsics, centre: np.ndarray,
+                     radius: np.ndarray, px_per_unit: float, p: StackHeightParams
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Per top (circles `centre` (N, 2), `radius` (N,), board units), the centre of its
+    rotationally symmetric pattern and how well the directions agree on it (px, robust sigma;
+    inf where they do not). Radial colour profiles over `pattern_radii` of the radius in
+    `directions` directions; each direction's change profile is matched against the median of
+    all (the template) at shifts up to `pattern_shift_px`; a centre off by d shifts direction
+    e by d . e, fitted by least squares with directions 3 robust sigmas off dropped (a chip's
+    stripe, a crown, glare cover a minority); twice, from the centre found."""
+    n = len(centre)
+    n_dir = p.pattern_directions
+    ang = np.arange(n_dir) * (2 * math.pi / n_dir)
+    dirs = np.stack([np.cos(ang), np.sin(ang)], 1)
+    lo, hi = p.pattern_radii
+    step_px = p.pattern_step_px
+    # one sample grid in fractions of the radius: step_px at the median radius
+    m = max(int((hi - lo) * float(np.median(radius)) * px_per_unit / step_px) + 1, 8)
+    frac = np.linspace(lo, hi, m)
+    step = radius * (hi - lo) / (m - 1)  # (n,) board units a sample
+    shifts = max(round(p.pattern_shift_px / step_px), 1)
+    if m - 1 <= 2 * shifts + 2:
+        return centre.copy(), np.full(n, np.inf)
+    c = centre.astype(np.float64).copy()
+    spread = np.full(n, np.inf)
+    rows = np.arange(n)[:, None]
+    cols = np.arange(n_dir)[None, :]
+    for _ in range(2):
+        pts = c[:, None, None, :] + (radius[:, None] * frac[None])[:, None, :, None] * dirs[None, :, None, :]
+        vals = _sample(frame, board, cam, pts.reshape(-1, 2)).reshape(n, n_dir, m, 3).astype(np.float64)
+        g = np.diff(vals, axis=2)  # (n, D, m - 1, 3)
+        length = m - 1
+        tpl = np.median(g, axis=1)[:, shifts:length - shifts]  # (n, L, 3)
+        score = np.stack([np.einsum("ndlc,nlc->nd", g[:, :, shifts + k:length - shifts + k], tpl)
+                          for k in range(-shifts, shifts + 1)], axis=2)  # (n, D, 2 shifts + 1)
+        k = np.clip(np.argmax(score, axis=2), 1, 2 * shifts - 1)
+        s0, s1, s2 = (score[rows, cols, k + o] for o in (-1, 0, 1))
+        den = s0 - 2.0 * s1 + s2
+        frac_k = np.clip(np.where(den < 0, 0.5 * (s0 - s2) / np.where(den < 0, den, -1.0), 0.0), -0.5, 0.5)
+        shift = (k - shifts + frac_k) * step[:, None]  # (n, D): how far out the direction's pattern lies
+        keep = np.ones((n, n_dir), bool)
+        delta = np.zeros((n, 2))
+        for _ in range(3):
+            w = keep.astype(np.float64)
+            ata = np.einsum("nd,di,dj->nij", w, dirs, dirs) + 1e-12 * np.eye(2)
+            atb = np.einsum("nd,nd,di->ni", w, shift, dirs)
+            delta = np.linalg.solve(ata, atb[..., None])[..., 0]
+            res = shift - delta @ dirs.T
+            mad = 1.4826 * np.nanmedian(np.where(keep, np.abs(res), np.nan), axis=1)
+            mad = np.where(np.isfinite(mad), mad, np.inf)
+            # at least a tenth of a pixel: the scatter of a clean ring's shifts
+            keep = np.abs(res) < np.maximum(3.0 * mad, 0.1 / px_per_unit)[:, None]
+        spread = np.where(keep.sum(axis=1) >= n_dir // 2, mad * px_per_unit, np.inf)
+        c = c + delta
+    return c, spread
+
+
 def _far_side(dirs: np.ndarray, centre: np.ndarray, nadir: np.ndarray, s_max: float,
               p: StackHeightParams) -> np.ndarray:
     """Which of `dirs` (D, 2) look at the top's far side and flanks, away from the nadir (all
@@ -424,7 +546,7 @@ def _far_side(dirs: np.ndarray, centre: np.ndarray, nadir: np.ndarray, s_max: fl
 
 
 def _consensus_circle(q: np.ndarray, band: float, r_min: float, r_max: float
-                      ) -> tuple[np.ndarray, float, float] | None:
+                      ) -> Circle | None:
     """The circle most of the (N, 2) points `q` (in order round the side) agree with: circles
     through three points spread over them (a quarter, a third and a half of the way apart), the
     one of radius in [r_min, r_max] with the most points within `band`, refitted by least
@@ -453,7 +575,7 @@ def _consensus_circle(q: np.ndarray, band: float, r_min: float, r_max: float
 
 
 def _refit_circle(q: np.ndarray, centre: np.ndarray, r: float, band: float
-                  ) -> tuple[np.ndarray, float, float] | None:
+                  ) -> Circle | None:
     """The circle (centre, radius) refitted by least squares on the points of `q` within
     `band` of it, until they stay the same (centre, radius, radius sigma); None under 8."""
     keep = np.abs(np.linalg.norm(q - centre, axis=1) - r) < band
@@ -471,7 +593,7 @@ def _refit_circle(q: np.ndarray, centre: np.ndarray, r: float, band: float
     res_k = (np.linalg.norm(q - centre, axis=1) - r)[keep]
     rms = max(float(np.sqrt(np.mean(res_k**2))), 1e-4)
     # a circle's radius from n points on its half: about 2 rms / sqrt(n)
-    return centre, r, 2.0 * rms / math.sqrt(float(keep.sum()))
+    return centre, r, 2.0 * rms / math.sqrt(float(keep.sum())), q[keep]
 
 
 def _refine_circle(pts: np.ndarray, centre: np.ndarray, r: float) -> tuple[np.ndarray, float]:
@@ -485,7 +607,7 @@ def _refine_circle(pts: np.ndarray, centre: np.ndarray, r: float) -> tuple[np.nd
     return centre, r
 
 
-def _robust_circle(q: np.ndarray) -> tuple[np.ndarray, float, float] | None:
+def _robust_circle(q: np.ndarray) -> Circle | None:
     """Least-squares circle through (N, 2) points, points off it by more than three robust
     sigmas dropped: (centre, radius, radius sigma)."""
     keep = np.ones(len(q), bool)
@@ -503,7 +625,7 @@ def _robust_circle(q: np.ndarray) -> tuple[np.ndarray, float, float] | None:
         keep = new
     res = (np.linalg.norm(q - c, axis=1) - r)[keep]
     rms = max(float(np.sqrt(np.mean(res**2))), 1e-4)
-    return c, r, 2.0 * rms / math.sqrt(max(keep.sum(), 1.0))
+    return c, r, 2.0 * rms / math.sqrt(max(keep.sum(), 1.0)), q[keep]
 
 
 def _directions(p: StackHeightParams) -> np.ndarray:
