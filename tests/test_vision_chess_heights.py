@@ -59,14 +59,7 @@ def test_top_circles_found_where_the_camera_puts_them(scenes: list[tuple]) -> No
         fit = _a8_turned(find_board(r.image, game="domination", intrinsics=intr), corners, intr)
         got = stack_heights(r.image, fit, sorted(stacks), intrinsics=intr, thickness=0.12)
         assert got is not None
-        nadir, Z = np.asarray(cam.centre_world[:2], np.float64), -float(cam.centre_world[2])
-        for cell, stack in stacks.items():
-            if cell not in got.top_centre_board:
-                continue
-            s = Z / (Z - len(stack) * 0.12)
-            top = nadir + (np.asarray(r.truth["tops_board"][cell], np.float64)[:2] - nadir) * s
-            centre_err.append(float(np.linalg.norm(np.asarray(got.top_centre_board[cell]) - top)))
-            radius_err.append(got.top_radius_board[cell] - men.diameter / 2 * s)
+        _append_top_errors(r, cam, men, stacks, got, centre_err, radius_err)
     c, e = np.asarray(centre_err), np.abs(np.asarray(radius_err))
     assert c.size >= 80
     assert np.mean(c < 0.02) >= 0.8, np.mean(c < 0.02)
@@ -220,14 +213,7 @@ def _top_errors(seeds: tuple[int, ...], men: object, colours: dict[str, tuple[in
         fit = fit_from_corners(np.asarray(r.truth["corners_px"], np.float64), "domination", intr)
         got = stack_heights(r.image, fit, sorted(stacks), intrinsics=intr, thickness=0.12)
         assert got is not None
-        nadir, Z = np.asarray(cam.centre_world[:2], np.float64), -float(cam.centre_world[2])
-        for cell, stack in stacks.items():
-            if cell not in got.top_centre_board:
-                continue
-            s = Z / (Z - len(stack) * 0.12)
-            top = nadir + (np.asarray(r.truth["tops_board"][cell], np.float64)[:2] - nadir) * s
-            centre_err.append(float(np.linalg.norm(np.asarray(got.top_centre_board[cell]) - top)))
-            radius_err.append(got.top_radius_board[cell] - men.diameter / 2 * s)  # type: ignore[attr-defined]
+        _append_top_errors(r, cam, men, stacks, got, centre_err, radius_err)
     return np.asarray(centre_err), np.asarray(radius_err)
 
 
@@ -250,3 +236,16 @@ def test_a_tops_centre_from_its_rings(kind: str, stripe: tuple[int, int, int], l
     assert float(np.median(centre)) < 0.001, float(np.median(centre))
     spread = float(np.median(np.abs(radius - np.median(radius))))
     assert spread < spread_max, spread
+
+
+def _append_top_errors(r, cam, men, stacks, got, centre_err: list, radius_err: list) -> None:
+    """Each read top's centre and radius error against the truth (board units), appended: the
+    truth's top seen from the camera's nadir, scaled by the stack's height (men 0.12 thick)."""
+    nadir, Z = np.asarray(cam.centre_world[:2], np.float64), -float(cam.centre_world[2])
+    for cell, stack in stacks.items():
+        if cell not in got.top_centre_board:
+            continue
+        s = Z / (Z - len(stack) * 0.12)
+        top = nadir + (np.asarray(r.truth["tops_board"][cell], np.float64)[:2] - nadir) * s
+        centre_err.append(float(np.linalg.norm(np.asarray(got.top_centre_board[cell]) - top)))
+        radius_err.append(got.top_radius_board[cell] - men.diameter / 2 * s)
