@@ -161,13 +161,11 @@ def _chessboard_match(seed: int, moves: int) -> tuple[list[Any], Any]:
     return turns, table
 
 
-@pytest.mark.slow
-def test_recorded_chessboard_match_replayed_by_the_command_with_no_corners(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 19: a recorded Domination match on a chessboard with draughts men (a folder of
-    photographs), `referee replay` with no corners and no calibration: the board found by
-    itself, the men's colours learnt from the start position, every move as played, the
-    overflows (pieces off the bottom) and the reserve placements included."""
+def _replay_recorded_match(turns: list[Any], table: Any, tmp_path: Path,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The scripted match `table` plays, recorded as a folder of JPEG photographs, replayed by
+    `referee replay --game domination --players G,R` (no corners, no calibration): the script
+    has an overflow and a reserve placement, and every move and every overflow is read as played."""
     import json
 
     import cv2
@@ -175,7 +173,6 @@ def test_recorded_chessboard_match_replayed_by_the_command_with_no_corners(
     from referee.cli import main
     from rules import domination as rdom
 
-    turns, table = _chessboard_match(8, 16)
     assert any(t.result.removed for t in turns), "the script has an overflow"
     assert any(t.move.kind == rdom.MoveKind.PLACE for t in turns), "the script places a reserve"
     folder = tmp_path / "match"
@@ -190,6 +187,16 @@ def test_recorded_chessboard_match_replayed_by_the_command_with_no_corners(
     moves = [e for e in events if e["type"] == "move"]
     assert [m["move"] for m in moves] == [t.move.to_json() for t in turns], [e.get("text") for e in events]
     assert [m["removed"] for m in moves] == [t.result.removed for t in turns]
+
+
+@pytest.mark.slow
+def test_recorded_chessboard_match_replayed_by_the_command_with_no_corners(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 19: a recorded Domination match on a chessboard with draughts men (a folder of
+    photographs), `referee replay` with no corners and no calibration: the board found by
+    itself, the men's colours learnt from the start position, every move as played, the
+    overflows (pieces off the bottom) and the reserve placements included."""
+    _replay_recorded_match(*_chessboard_match(8, 16), tmp_path, capsys)
 
 
 def _drawn_match(seed: int, moves: int, sheet: str = "drawn-card") -> tuple[list[Any], Any]:
@@ -229,25 +236,4 @@ def test_recorded_drawn_grid_match_replayed_by_the_command_with_no_corners(
     without markers gives), `referee replay` with no corners and no calibration: the board told
     from the kit's by the margin beside the grid and read as on a chessboard, the men's colours
     learnt from the start position, tracked through the bumps, every move as played."""
-    import json
-
-    import cv2
-
-    from referee.cli import main
-    from rules import domination as rdom
-
-    turns, table = _drawn_match(4, 14)
-    assert any(t.result.removed for t in turns), "the script has an overflow"
-    assert any(t.move.kind == rdom.MoveKind.PLACE for t in turns), "the script places a reserve"
-    folder = tmp_path / "match"
-    folder.mkdir()
-    with table:
-        for n, frame in enumerate(iter_frames(table)):
-            cv2.imwrite(str(folder / f"{n:05d}.jpg"), frame.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
-    capsys.readouterr()
-    code = main(["replay", str(folder), "--game", "domination", "--players", "G,R"])
-    events = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
-    assert code == 0, events[-3:]
-    moves = [e for e in events if e["type"] == "move"]
-    assert [m["move"] for m in moves] == [t.move.to_json() for t in turns], [e.get("text") for e in events]
-    assert [m["removed"] for m in moves] == [t.result.removed for t in turns]
+    _replay_recorded_match(*_drawn_match(4, 14), tmp_path, capsys)
