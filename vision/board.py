@@ -170,11 +170,11 @@ def board_moved(
             if new.support < params.min_support:
                 return True
         elif previous.game == "dition" or previous.method == "lines":
-            gray = lines_gray(frame, previous)
-            new = refine_dition(gray, previous.H_image_to_board, params, intrinsics, passes=1,
-                                drawing=drawing_for(previous))
-            if new.support < params.min_support:
+            lines = _lines_refined(lines_gray(frame, previous), previous.H_image_to_board, previous, params,
+                                   intrinsics, passes=1)
+            if lines is None:
                 return True
+            new = lines
         elif previous.method == "aruco":
             new = find_board_aruco(frame, previous.game, intrinsics)
         else:
@@ -205,16 +205,22 @@ def drawn_grid_moved(
         raise ValueError(f"tolerance_px must be > 0, got {tolerance_px}")
     cam = board_intrinsics(previous, intrinsics)
     gray = lines_gray(frame, previous)
-    drawing = drawing_for(previous)
-    new = refine_dition(gray, previous.H_image_to_board, params, cam, passes=1, drawing=drawing)
-    if new.support < params.min_support:
+    near = _lines_refined(gray, previous.H_image_to_board, previous, params, cam, passes=1)
+    if near is None:
         return True, None
-    if float(np.max(np.linalg.norm(new.corners_px - previous.corners_px, axis=1))) <= tolerance_px:
+    if float(np.max(np.linalg.norm(near.corners_px - previous.corners_px, axis=1))) <= tolerance_px:
         return False, previous
-    new = refine_dition(gray, new.H_image_to_board, params, cam, passes=2, drawing=drawing)
-    if new.support < params.min_support:
-        return True, None
-    return True, replace(new, extra=dict(previous.extra))
+    new = _lines_refined(gray, near.H_image_to_board, previous, params, cam, passes=2)
+    return True, None if new is None else replace(new, extra=dict(previous.extra))
+
+
+def _lines_refined(gray: np.ndarray, H_image_to_board: np.ndarray, previous: BoardFit, params: BoardParams,
+                   intrinsics: Intrinsics | None, *, passes: int) -> BoardFit | None:
+    """`previous`'s drawn lines re-measured in `gray` from where `H_image_to_board` puts them
+    (`refine_dition`, `passes` passes), or None when too few of them are found there
+    (support under params.min_support)."""
+    new = refine_dition(gray, H_image_to_board, params, intrinsics, passes=passes, drawing=drawing_for(previous))
+    return new if new.support >= params.min_support else None
 
 
 if __name__ == "__main__":  # python -m vision.board IMAGE [game]
