@@ -200,10 +200,13 @@ class DominationMatch(MatchBase):
         tops = {c: (tops.get(c) or ".") for c in rdom.CELLS}
         if self.phase == "over":
             return []
-        if self.phase == "setup":
-            return self._observe_setup(tops)
         if self.phase == "question" and self._question and self._question["kind"] == "confirm":
             return []
+        strangers = self._strangers_warning(tops)
+        if strangers is not None:
+            return strangers
+        if self.phase == "setup":
+            return self._observe_setup(tops)
         return self._observe_move(tops, heights, height_sigma)
 
     def _observe_setup(self, tops: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -234,11 +237,6 @@ class DominationMatch(MatchBase):
                 )
             return self._start(start, "Standard start recognised")
         stacks = {c: t for c, t in tops.items() if t != "."}
-        unknown = sorted({t for t in stacks.values()} - set(self._players))
-        if unknown:
-            return self._warn_once(("setup", tuple(unknown)),
-                                   {"type": "warning", "code": "setup",
-                                    "text": f"Pieces of colours {unknown} are not in this match"})
         state = rdom.State.from_setup(stacks, self._players, variant=self.variant)
         if self.auto_confirm:
             return self._start(state, "Start position read from the camera")
@@ -267,17 +265,22 @@ class DominationMatch(MatchBase):
         self.instruction = self._to_move_instruction(prefix=text + ". ")
         return [{"type": "start", "position": self.position_json(), "text": text}]
 
-    def _observe_move(self, tops, heights, height_sigma) -> list[dict[str, Any]]:
+    def _strangers_warning(self, tops: Mapping[str, str]) -> list[dict[str, Any]] | None:
+        """A warning when a top is of a colour not in this match (at the start or later): no
+        position is built from a piece no player owns."""
         strangers = sorted({t for t in tops.values() if t != "."} - set(self._players))
-        if strangers:
-            cells = [c for c, t in tops.items() if t in strangers]
-            return self._warn_once(
-                ("strangers", tuple(cells)),
-                {"type": "warning", "code": "unknown_colour",
-                 "text": f"A piece of a colour not in this match ({', '.join(strangers)}) is on "
-                 f"{few_cells(cells)}: take it away, or check the light",
-                 "highlight": [{"cell": c, "role": "wrong"} for c in cells]},
-            )
+        if not strangers:
+            return None
+        cells = [c for c, t in tops.items() if t in strangers]
+        return self._warn_once(
+            ("strangers", tuple(cells)),
+            {"type": "warning", "code": "unknown_colour",
+             "text": f"A piece of a colour not in this match ({', '.join(strangers)}) is on "
+             f"{few_cells(cells)}: take it away, or check the light",
+             "highlight": [{"cell": c, "role": "wrong"} for c in cells]},
+        )
+
+    def _observe_move(self, tops, heights, height_sigma) -> list[dict[str, Any]]:
         # Keep only the hypotheses that explain the picture (no change, or a move).
         explained: list[tuple[_Hypothesis, list[Any]]] = []
         unchanged = False

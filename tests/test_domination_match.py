@@ -175,6 +175,24 @@ def test_a_colour_not_in_the_match_is_a_warning_not_a_crash() -> None:
     assert types(ev) == ["warning"] and ev[0]["code"] == "unknown_colour" and "b7" in ev[0]["text"]
 
 
+@pytest.mark.parametrize("players, auto_confirm", [(("G", "R"), True), (("G", "R"), False),
+                                                    (("G", "R", "B"), True),
+                                                    (("G", "R", "B"), False)])
+def test_a_colour_not_in_the_match_at_the_start_is_a_warning_not_a_crash(
+        players, auto_confirm) -> None:
+    # a replayed recording starts from whatever the camera read: a letter no player owns (a
+    # stray chip, a colour misread in odd light) must not end the replay with an error
+    m = DominationMatch(players=players, auto_confirm=auto_confirm)
+    tops = tops_of(rdom.State.standard_start(("G", "R")))
+    tops["d4"] = "Y"
+    ev = m.observe(tops)
+    assert types(ev) == ["warning"] and ev[0]["code"] == "unknown_colour" and "d4" in ev[0]["text"]
+    assert m.phase == "setup"
+    assert m.observe(tops) == []  # the same picture again: warned once
+    if len(players) == 2:  # the stray taken away: the standard start is recognised
+        assert types(m.observe(tops_of(rdom.State.standard_start(players)))) == ["start"]
+
+
 def test_a_misread_height_does_not_hide_the_move() -> None:
     m = started()
     move = rdom.legal_moves(m.state)[0]
