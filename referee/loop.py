@@ -321,8 +321,9 @@ class Referee:
         if hasattr(self.match, "view_turns") and self.board is not None:
             self.match.view_turns = quarter_turns(self.board.corners_px)
         if hasattr(self.match, "board_may_turn") and self.board is not None:
-            # only a board the finder oriented by guess (a chessboard's two light corners)
-            self.match.board_may_turn = self.board.method == "chessboard"
+            # only a board the finder oriented by guess (a chessboard's two light corners);
+            # given corners say where a8 is, even where the chessboard finder measured them
+            self.match.board_may_turn = self.corners_px is None and self.board.method == "chessboard"
 
     def read(self, image: np.ndarray) -> Reading:
         if self.colours is None and self.spec.uses_colour_model and self._acted_on is None:

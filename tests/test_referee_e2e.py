@@ -139,9 +139,10 @@ def test_domination_on_a_chessboard_with_draughts_men_no_corners_no_calibration(
     assert referee.match.state == turns[-1].after
 
 
-def _chessboard_match(seed: int, moves: int) -> tuple[list[Any], Any]:
+def _chessboard_match(seed: int, moves: int, bump_every: int = 6) -> tuple[list[Any], Any]:
     """A scripted 2-player match on a vinyl chessboard (cut corners taped) with black and white
-    draughts men, and the simulated table that plays it (no corners, no calibration)."""
+    draughts men, and the simulated table that plays it (no corners, no calibration; the camera
+    bumped every `bump_every` moves, 0: never)."""
     import numpy as np
 
     from hardware import sim
@@ -152,7 +153,7 @@ def _chessboard_match(seed: int, moves: int) -> tuple[list[Any], Any]:
     rng = np.random.default_rng(seed)
     camera = sim.random_camera(rng, "domination", image_size=(1024, 768), max_tilt_deg=10.0)
     options = sim.RenderOptions.random(rng, glare=0.05)
-    pace = Pace(still=4, hand=3, verdict=5, end=3, bump_every=6)
+    pace = Pace(still=4, hand=3, verdict=5, end=3, bump_every=bump_every)
     turns, steps = get_game("domination").sim_match(rng, pace, camera, moves=moves)
     colours = {"G": PIECE_COLOURS["K"], "R": PIECE_COLOURS["W"]}  # black and white men
     board, men = CHESSBOARDS["vinyl"].replace(corners="tape"), Men(kind="draughts", crown_share=0.3)
@@ -162,10 +163,11 @@ def _chessboard_match(seed: int, moves: int) -> tuple[list[Any], Any]:
 
 
 def _replay_recorded_match(turns: list[Any], table: Any, tmp_path: Path,
-                           capsys: pytest.CaptureFixture[str]) -> None:
+                           capsys: pytest.CaptureFixture[str], *, corners: bool = False) -> None:
     """The scripted match `table` plays, recorded as a folder of JPEG photographs, replayed by
-    `referee replay --game domination --players G,R` (no corners, no calibration): the script
-    has an overflow and a reserve placement, and every move and every overflow is read as played."""
+    `referee replay --game domination --players G,R` (no calibration; with `corners`, the board's
+    true corners in the first frame given by `--corners`, a8 first): the script has an overflow
+    and a reserve placement, and every move and every overflow is read as played."""
     import json
 
     import cv2
@@ -177,11 +179,14 @@ def _replay_recorded_match(turns: list[Any], table: Any, tmp_path: Path,
     assert any(t.move.kind == rdom.MoveKind.PLACE for t in turns), "the script places a reserve"
     folder = tmp_path / "match"
     folder.mkdir()
+    given: list[str] = []
     with table:
         for n, frame in enumerate(iter_frames(table)):
             cv2.imwrite(str(folder / f"{n:05d}.jpg"), frame.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+            if corners and not given:
+                given = ["--corners", ",".join(f"{v:.1f}" for xy in frame.meta["truth"]["corners_px"] for v in xy)]
     capsys.readouterr()
-    code = main(["replay", str(folder), "--game", "domination", "--players", "G,R"])
+    code = main(["replay", str(folder), "--game", "domination", "--players", "G,R", *given])
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert code == 0, events[-3:]
     moves = [e for e in events if e["type"] == "move"]
@@ -197,6 +202,15 @@ def test_recorded_chessboard_match_replayed_by_the_command_with_no_corners(
     itself, the men's colours learnt from the start position, every move as played, the
     overflows (pieces off the bottom) and the reserve placements included."""
     _replay_recorded_match(*_chessboard_match(8, 16), tmp_path, capsys)
+
+
+@pytest.mark.slow
+def test_recorded_chessboard_match_replayed_by_the_command_with_its_corners_given(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 19: the players give the chessboard's corners (`--corners`, a8 first; a camera that
+    stays put): the corners are read as a chessboard's, not as the kit's printed board, and the
+    match is followed move for move, overflows and reserves included."""
+    _replay_recorded_match(*_chessboard_match(8, 16, bump_every=0), tmp_path, capsys, corners=True)
 
 
 def _drawn_match(seed: int, moves: int, sheet: str = "drawn-card") -> tuple[list[Any], Any]:

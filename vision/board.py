@@ -22,7 +22,7 @@ import numpy as np
 
 from vision.aruco import find_board_aruco
 from vision.camera import Intrinsics
-from vision.chessboard import find_chessboard
+from vision.chessboard import ALTERNATING_SHARE, alternating_share, find_chessboard, turn_board
 from vision.dition_board import (
     drawn_lines_at,
     find_dition_edge,
@@ -43,6 +43,7 @@ from vision.geometry import (
     board_intrinsics,
     check_game,
     fit_from_corners,
+    image_to_board,
 )
 from vision.lens import drawing_for
 
@@ -52,6 +53,36 @@ KIT_CELLS_SURE = 26
 #: a chessboard's fit is taken at its word from this many of its 49 inner corners: the number
 #: `vision.chessboard` measures the camera from (fewer are too few to trust a lattice alone)
 CHESS_CORNERS_SURE = 20
+
+
+#: the chessboard finder's 8x8 stands for given corners when each of its corners lies within this
+#: many squares of the given one (a click's error on a 40-100 px square; a fit a square off is not
+#: the same board)
+GIVEN_CORNERS_SQUARES = 0.25
+
+
+def domination_at_corners(frame: np.ndarray, given: BoardFit, intrinsics: Intrinsics | None = None) -> BoardFit:
+    """What 8x8 the given corners frame, for its reader: where its squares alternate
+    (`vision.chessboard.alternating_share`) a chessboard, the chessboard finder's fit in the given
+    corner order when it lands on the given corners (its sub-pixel corners, its lens and the camera
+    from its grid for the heights), else the given corners marked extra["squares"] ==
+    "alternating"; otherwise the kit's printed board or an 8x8 drawn on one sheet, marked
+    extra["drawn"] as the finder marks them (`vision.domination_board.is_one_sheet`)."""
+    if alternating_share(frame, given, intrinsics) < ALTERNATING_SHARE:
+        return replace(given, extra={**given.extra, "drawn": is_one_sheet(frame, given, intrinsics)})
+    try:
+        chess = find_chessboard(frame, intrinsics=intrinsics)
+    except BoardNotFoundError:
+        chess = None
+    if chess is not None:
+        # the finder's corners on the given board's plane, in each of the four corner orders
+        found = image_to_board(np.asarray(chess.corners_px, float), given, intrinsics)
+        errs = [float(np.linalg.norm(np.roll(found, -k, axis=0) - image_to_board(given.corners_px, given, intrinsics),
+                                     axis=1).max()) for k in range(4)]
+        k = int(np.argmin(errs))
+        if errs[k] <= GIVEN_CORNERS_SQUARES:
+            return turn_board(chess, k, intrinsics)
+    return replace(given, extra={**given.extra, "squares": "alternating"})
 
 
 def find_board(
@@ -74,7 +105,8 @@ def find_board(
         plain = find_board(frame, params, game=game, corners_px=corners_px, estimate_lens=False)
         return with_estimated_lens(frame, plain, board_params=params)
     if corners_px is not None:
-        return fit_from_corners(corners_px, game, intrinsics)
+        given = fit_from_corners(corners_px, game, intrinsics)
+        return given if game == "dition" else domination_at_corners(frame, given, intrinsics)
     gray = as_gray(frame)  # validates
     tried: list[str] = []
     if params.use_aruco:

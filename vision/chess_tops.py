@@ -178,6 +178,14 @@ def _bare_step(pts_board: np.ndarray, dirs: np.ndarray, grid: np.ndarray, sigma:
     return out, near
 
 
+def is_chessboard(board: BoardFit) -> bool:
+    """Whether the fit is a chessboard's 8x8: found by `vision.chessboard`, or given corners
+    where the squares alternate (`vision.board.domination_at_corners` marks them
+    extra["squares"] == "alternating")."""
+    return board.game == "domination" and (board.method == "chessboard"
+                                           or board.extra.get("squares") == "alternating")
+
+
 def is_drawn_grid(board: BoardFit) -> bool:
     """Whether the fit says the board is an 8x8 drawn as lines on one sheet (`vision.board.find_board`
     marks a Domination fit by the kit's cells or by drawn lines extra["drawn"] where the margin

@@ -48,12 +48,14 @@ class TopsReading:
 
 def _chess_read(board: Any) -> bool:
     """Whether `board`'s tops are read as on a chessboard (`vision.chess_tops.read_chess_tops`):
-    a chessboard's fit, or an 8x8 drawn as lines on one sheet (`vision.chess_tops.is_drawn_grid`:
-    the finder tells it from the kit's printed board by the margin beside the grid); the kit's
-    board, with markers or without, is read by `vision.domination.read_tops`."""
-    from vision.chess_tops import is_drawn_grid
+    a chessboard's fit or given corners where the squares alternate
+    (`vision.chess_tops.is_chessboard`), or an 8x8 drawn as lines on one sheet
+    (`vision.chess_tops.is_drawn_grid`: the finder tells it from the kit's printed board by the
+    margin beside the grid, at given corners too); the kit's board, with markers or without, is
+    read by `vision.domination.read_tops`."""
+    from vision.chess_tops import is_chessboard, is_drawn_grid
 
-    return board.method == "chessboard" or is_drawn_grid(board)
+    return is_chessboard(board) or is_drawn_grid(board)
 
 
 def _with_grid_camera(image: np.ndarray, board: Any, intrinsics: Any,
