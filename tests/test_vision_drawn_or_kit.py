@@ -64,6 +64,26 @@ def test_a_drawn_8x8_is_marked_drawn_whichever_finder_found_it(name: str, seed: 
     assert is_drawn_grid(fit)
 
 
+@pytest.mark.parametrize(("name", "corners", "seed"),
+                         [("drawn-paper", "tape", 5), ("drawn-card", "paper", 6), ("drawn-felt", "pieces", 7),
+                          ("drawn-card", "tape", 8)])
+def test_a_drawn_sheet_cut_at_its_outer_lines_is_marked_drawn(name: str, corners: str, seed: int) -> None:
+    # no margin of its own: the table beside the grid as the kit's plate would be, but the cut
+    # corners are the sheet's tape, paper or spare men, not the table as the kit's plate-coloured
+    # ones are; found by the finder and at given corners alike
+    rng = np.random.default_rng(seed)
+    board = DRAWN_BOARDS[name].replace(corners=corners, seed=seed, line_width=0.05, border=0.0)
+    colours = {"W": (226, 228, 230), "B": (40, 40, 44)}
+    cam = look_at_board("domination", image_size=SIZE, tilt_deg=7.0, rotation_deg=13.0 * seed,
+                        distortion=(-0.04, 0.0, 0.0, 0.0, 0.0))
+    r = render_domination(_stacks(rng, "WB", 0.6), cam, rng, colours=colours,
+                          options=RenderOptions.random(rng), board=board, men=Men(kind="draughts"))
+    fit = find_board(r.image, game="domination")
+    assert is_drawn_grid(fit), fit.method
+    given = find_board(r.image, game="domination", corners_px=np.asarray(r.truth["corners_px"], float))
+    assert is_drawn_grid(given)
+
+
 def test_a_drawn_8x8_is_tracked_on_its_lines_through_its_lens_and_a_bump() -> None:
     from referee.simsteps import bumped
 

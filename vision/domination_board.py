@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from vision.camera import Intrinsics
+from vision.chessboard import CUT_GRID
 from vision.errors import BoardNotFoundError, InvalidImageError
 from vision.geometry import (
     BoardFit,
@@ -250,30 +251,67 @@ SHEET_DARKER = 0.2
 SHEET_HUE = 0.1
 
 
+def _log_bgr_medians(frame: np.ndarray, board: BoardFit, pts: np.ndarray,
+                     intrinsics: Intrinsics | None) -> np.ndarray:
+    """Per group of points (G, n, 2) board units, the median log BGR (G, 3) of the frame there."""
+    bgr = sample_points(frame, board_to_image(pts.reshape(-1, 2), board, intrinsics)).astype(np.float64)
+    return np.median(np.log(np.maximum(bgr, 1.0)).reshape(pts.shape[0], pts.shape[1], 3), axis=1)
+
+
+def _level_and_hue(diff: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A log BGR difference (..., 3) as its level (the mean) and its hue (what is left)."""
+    level = diff.mean(axis=-1)
+    return level, np.linalg.norm(diff - level[..., None], axis=-1)
+
+
 def margin_contrast(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None = None) -> tuple[float, float]:
     """How the margin just outside the 8x8 differs from the cells beside it (log BGR, medians
     over the 16 middle squares of the four sides, a man's shadow or a leaning stack over a few
     of them a minority): (level, the margin's mean log BGR less the cells'; hue, the distance
     left once the level is taken off). The cells' own colour is taken where a man leaves it
     showing, 0.38-0.42 squares off their centres along the diagonals."""
-    pts = np.concatenate([_MARGIN_PTS.reshape(-1, 2), _SIDE_PTS.reshape(-1, 2)])
-    bgr = np.log(np.maximum(sample_points(frame, board_to_image(pts, board, intrinsics)).astype(np.float64), 1.0))
-    n_m, n_s = _MARGIN_PTS.shape[1], _SIDE_PTS.shape[1]
-    k = len(_SIDE_SQUARES)
-    diff = (np.median(bgr[: k * n_m].reshape(k, n_m, 3), axis=1)
-            - np.median(bgr[k * n_m :].reshape(k, n_s, 3), axis=1))
-    level = diff.mean(axis=1)
-    hue = np.linalg.norm(diff - level[:, None], axis=1)
+    diff = (_log_bgr_medians(frame, board, _MARGIN_PTS, intrinsics)
+            - _log_bgr_medians(frame, board, _SIDE_PTS, intrinsics))
+    level, hue = _level_and_hue(diff)
     return float(np.median(level)), float(np.median(hue))
 
 
+#: the 12 cut squares, each sampled on 3x3 points 0.3 squares apart about its centre (the kit's
+#: plate there; on a drawn sheet the sheet, or the tape, paper or spare men blocking them)
+_CUT_PTS = np.array([[[col + 0.5 + a, row + 0.5 + b] for a in (-0.3, 0.0, 0.3) for b in (-0.3, 0.0, 0.3)]
+                     for col, row in sorted(CUT_GRID)])
+
+#: the kit prints its cut corners in its plate's colour, as its margin: their medians differ by
+#: 0.00-0.12 in level and 0.00-0.09 in hue (70 kit frames of seeds 3, 8, 11 and 20-23, with and
+#: without markers: men's shadows and the vignette). A sheet that ends at the grid's outer lines has the table for a margin, and its
+#: cut corners are the sheet, tape, paper or spare men: 0.32-1.59 off in hue on the 30 such
+#: frames of the same seeds (drawn 8x8s without a border). Twice the kit's worst is the line.
+CORNERS_LEVEL = 0.25
+CORNERS_HUE = 0.15
+
+
+def corners_contrast(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None = None) -> tuple[float, float]:
+    """How the 12 cut squares differ from the margin beside the grid's sides (log BGR, the median
+    of each square's and of each side square's margin, then over them): (level, hue) as in
+    `margin_contrast`."""
+    cut = np.median(_log_bgr_medians(frame, board, _CUT_PTS, intrinsics), axis=0)
+    margin = np.median(_log_bgr_medians(frame, board, _MARGIN_PTS, intrinsics), axis=0)
+    level, hue = _level_and_hue(cut - margin)
+    return float(level), float(hue)
+
+
 def is_one_sheet(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None = None) -> bool:
-    """Whether the 8x8 at `board` is drawn on one sheet (paper, card, felt: its margin beside the
-    grid the cells' own colour, `margin_contrast`), not the kit's printed board (light cells on
-    a darker plate): an 8x8 drawn as lines passes for the kit's cells and its lines, so its
-    finder cannot tell."""
+    """Whether the 8x8 at `board` is drawn on one sheet (paper, card, felt), not the kit's printed
+    board (light cells on a darker plate): an 8x8 drawn as lines passes for the kit's cells and its
+    lines, so its finder cannot tell. Its margin beside the grid is the cells' own colour
+    (`margin_contrast`); or, on a sheet that ends at the grid's outer lines, the margin is the
+    table but the cut corners do not match it as the kit's plate-coloured ones do
+    (`corners_contrast`)."""
     level, hue = margin_contrast(frame, board, intrinsics)
-    return level > -SHEET_DARKER and hue < SHEET_HUE
+    if level > -SHEET_DARKER and hue < SHEET_HUE:
+        return True
+    c_level, c_hue = corners_contrast(frame, board, intrinsics)
+    return abs(c_level) > CORNERS_LEVEL or c_hue > CORNERS_HUE
 
 
 # --- steps --------------------------------------------------------------------------------------
