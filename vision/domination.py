@@ -619,21 +619,28 @@ def _edge_profiles(
     return edge.reshape(n_c * n_j, n_s)[:, :n_e].reshape(n_c, n_j, n_e), s_lo + (k_d + 1) * step
 
 
+@functools.lru_cache(maxsize=64)
+def _row_starts(c: int, j: int, s: int) -> np.ndarray:
+    """(C, J) flat index of each row's first sample in a (C, J, S) array (read-only: a frame's
+    gathers ask for the same few shapes over and over)."""
+    out = (np.arange(c)[:, None] * j + np.arange(j)[None, :]) * s
+    out.flags.writeable = False
+    return out
+
+
 def _gather(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """arr (C, J, S), idx (C, ..., J) ints -> arr[c, j, idx[c, ..., j]]."""
     c, j, s = arr.shape
-    base = (np.arange(c)[:, None] * j + np.arange(j)[None, :]) * s  # (C, J)
     shape = (c,) + (1,) * (idx.ndim - 2) + (j,)
-    return np.take(arr.ravel(), base.reshape(shape) + idx)
+    return np.take(arr.ravel(), _row_starts(c, j, s).reshape(shape) + idx)
 
 
 def _take_windows(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """arr (C, J, S, ...), idx (C, J, W) ints in 0..S-1 -> arr[c, j, idx[c, j, w]] (C, J, W, ...):
     one flat gather (np.take_along_axis is two to three times slower on these)."""
     c, j, s = arr.shape[:3]
-    row = (np.arange(c)[:, None] * j + np.arange(j)[None, :]) * s
     # np.take along the first axis: indexing rows of (N, 3) by an index array is 4 times slower
-    return np.take(arr.reshape((c * j * s,) + arr.shape[3:]), row[..., None] + idx, axis=0)
+    return np.take(arr.reshape((c * j * s,) + arr.shape[3:]), _row_starts(c, j, s)[..., None] + idx, axis=0)
 
 
 def _coarse_fit(
@@ -661,7 +668,9 @@ def _coarse_fit(
     rows = np.ascontiguousarray(edge, dtype=np.float32).reshape(-1, n_e)
     dilated = cv2.dilate(rows, np.ones((1, 2 * win + 1), np.uint8), borderType=cv2.BORDER_REPLICATE)
     norm = dilated.reshape(edge.shape) * scale
-    inner = np.maximum.accumulate(edge * scale, axis=2)
+    # the running maximum of edge x scale, taken before the scaling: rounding is monotonic, so
+    # scaling (by a positive number per direction) and the maximum commute bit for bit
+    inner = np.maximum.accumulate(edge, axis=2) * scale
     on = _gather(norm, idx)
     inside = np.where(inner_ok, _gather(inner, idx_in), 0.0)
     score = (on - params.inner_penalty * inside).mean(axis=-1)  # (C, K, D)
@@ -985,7 +994,7 @@ def _refine_fit(
     if top is not None and params.candidate_top_fraction > 0:
         cap = params.candidate_top_fraction * np.linalg.norm(top, axis=-1)
     pos, strength = _outline_candidates(edge, s_edge0, params, cap)
-    if params.first_edge_only:
+    if params.first_edge_only and pos.shape[2] > 1:
         # one candidate per direction at most: keep just that one (the passes search fewer)
         first = np.argmin(pos, axis=2)[..., None]
         pos = _gather(pos, first[..., 0])[..., None]
@@ -1084,12 +1093,13 @@ def _refine_pass(
     prior_b[:, 2] = -lam * shift0[:, 1]
     u = np.zeros((n_c, n_u))
     w: np.ndarray | None = None
-    scales = np.linspace(params.robust_scale_start_px, params.robust_scale_px, params.refine_iterations)
+    scales = _robust_scales(params.robust_scale_start_px, params.robust_scale_px, params.refine_iterations)
     a_t = np.ascontiguousarray(a.transpose(0, 2, 1))  # (C, 4, J)
     prior = prior_n + 1e-9 * np.eye(n_u)
     single = pos.shape[2] == 1  # one candidate per direction: the pick is always it
     for c_scale in scales:
-        pred = s0 + (a @ u[..., None])[..., 0]  # (C, J)
+        # (at u = 0, the first iteration's, the model is s0 itself: a @ 0 adds zeros)
+        pred = s0 + (a @ u[..., None])[..., 0] if w is not None else s0 + 0.0  # (C, J)
         if not single or w is None:  # the candidates nearest the model (once when single)
             if single:
                 e_pos, e_str = pos[..., 0], strength[..., 0]
@@ -1100,7 +1110,9 @@ def _refine_pass(
             found = np.isfinite(e_pos)
             resid = np.where(found, e_pos - s0, 0.0)  # measured offset from the start model
             weight = use * e_str**params.edge_strength_power
-        r = np.where(found, e_pos - pred, np.inf)
+            e_found = np.where(found, e_pos, np.inf)
+        # (a candidate not found: inf, as inf - pred)
+        r = e_found - pred if single else np.where(found, e_pos - pred, np.inf)
         c_tuk = c_scale * 4.685
         w = weight * np.where(np.abs(r) < c_tuk, (1 - (r / c_tuk) ** 2) ** 2, 0.0)
         nmat = a_t @ (w[..., None] * a) + prior
@@ -1118,6 +1130,13 @@ def _refine_pass(
     if occupied is not None and params.frame_offset_sigma_px > 0:
         h_est = h_est - _frame_offset(w, a, r, nmat, occupied, params, ~far) / t
     return h_est, sigma_h, shift0 + u[:, 1:3]
+
+
+@functools.lru_cache(maxsize=8)
+def _robust_scales(start_px: float, end_px: float, n: int) -> tuple[float, ...]:
+    """The refinement's Tukey scales (px), `start_px` to `end_px` in n steps (np.linspace's, made
+    once per parameters: it costs as much as an iteration's arithmetic)."""
+    return tuple(np.linspace(start_px, end_px, n).tolist())
 
 
 def _far_side(s_pred: np.ndarray, k0: np.ndarray, params: TopsParams) -> tuple[np.ndarray, np.ndarray]:
