@@ -1222,6 +1222,42 @@ class _Geometry:
     top_px: np.ndarray  # (C, K, M, 2) float32: colour samples of the top face per height
     #: the coarse fit's board-only part, worked out for a cell when it first holds a stack
     coarse: _CoarseCells
+    #: the geometry of the last few sets of stacks' cells (`_stack_cells`), by their indices
+    stacks: dict[bytes, _StackCells] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _StackCells:
+    """A `_Geometry` restricted to the cells holding stacks in a frame (`_cells_of`), their rows
+    of the profile maps and, once worked out, their part of the coarse fit's indices: kept with
+    the geometry, as the next frames of a board fit mostly hold their stacks on the same cells
+    (arrays read-only)."""
+
+    geo: _Geometry
+    prof_map_xy: np.ndarray
+    prof_map_frac: np.ndarray
+    #: (idx, idx_in, inner_ok, penalty) of these cells, filled when every one of them is done
+    coarse: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+
+
+_STACK_SETS_KEPT = 4  # sets of stacks' cells kept per geometry (the position before and after a move, ...)
+
+
+def _stack_cells(geo: _Geometry, cells: np.ndarray) -> _StackCells:
+    """`geo` restricted to the cells `cells` (indices into CELLS) and their profile maps, made
+    once for each set of cells the last few frames held stacks on."""
+    key = np.ascontiguousarray(cells, np.int64).tobytes()
+    got = geo.stacks.get(key)
+    if got is None:
+        got = _StackCells(_cells_of(geo, cells), geo.prof_map_xy[cells], geo.prof_map_frac[cells])
+        for arr in (*vars(got.geo).values(), got.prof_map_xy, got.prof_map_frac):
+            if isinstance(arr, np.ndarray):
+                arr.flags.writeable = False
+        with geo.coarse.lock:  # read_tops may run in several threads
+            while len(geo.stacks) >= _STACK_SETS_KEPT:
+                geo.stacks.pop(next(iter(geo.stacks)))
+            geo.stacks[key] = got
+    return got
 
 
 _GEOMETRY_CACHE: dict[tuple[Any, ...], _Geometry] = {}
@@ -1440,9 +1476,10 @@ def _read(
         return _reading(letters, floor_sat, occupied, np.ones(n, np.int64), np.zeros(n, np.int64), np.zeros(n),
                         np.full(n, np.pi), np.zeros(n), np.zeros(n), params.empty_saturation,
                         intrinsics is not None)
-    sub = _cells_of(geo, occ)
-    prof = _sample_profiles(frame, geo, occ, params)
-    edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, sub, params, geo, occ)
+    stacks = _stack_cells(geo, occ)
+    sub = stacks.geo
+    prof = _sample_profiles(frame, stacks, params)
+    edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, stacks, params, geo, occ)
     h_occ, sig_occ = _refined_heights(
         prof, wb, board_chroma, ref_rel, ref_bgr, np.ones(len(occ), bool), edge, s_edge0,
         k0, shift0, sub, params,
@@ -1581,12 +1618,12 @@ def _sample_floor(frame: np.ndarray, geo: _Geometry) -> tuple[np.ndarray, np.nda
     return samples[:n_ref].reshape(n_cells, 4, 3), samples[n_ref:].reshape(n_cells, -1, 3)
 
 
-def _sample_profiles(frame: np.ndarray, geo: _Geometry, cells: np.ndarray, params: TopsParams) -> np.ndarray:
-    """The edge profiles (len(cells), n_dir, n_s, 3) of the cells `cells` (indices into CELLS):
-    their rows of the profile maps, sampled as they are."""
-    n = len(cells) * params.n_directions * geo.n_samples
-    return _sample_maps(frame, geo.prof_map_xy[cells], geo.prof_map_frac[cells], n).reshape(
-        len(cells), params.n_directions, geo.n_samples, 3)
+def _sample_profiles(frame: np.ndarray, stacks: _StackCells, params: TopsParams) -> np.ndarray:
+    """The edge profiles (C, n_dir, n_s, 3) of the stacks' cells: their rows of the profile
+    maps, sampled as they are."""
+    n_c, n_s = len(stacks.prof_map_xy), stacks.geo.n_samples
+    return _sample_maps(frame, stacks.prof_map_xy, stacks.prof_map_frac, n_c * params.n_directions * n_s).reshape(
+        n_c, params.n_directions, n_s, 3)
 
 
 def _percentile(values: np.ndarray, q: float) -> float:
@@ -1630,12 +1667,12 @@ def _occupancy(
 
 
 def _coarse_heights(
-    prof: np.ndarray, wb: np.ndarray, sub: _Geometry, params: TopsParams, geo: _Geometry, cells: np.ndarray
+    prof: np.ndarray, wb: np.ndarray, stacks: _StackCells, params: TopsParams, geo: _Geometry, cells: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Edge profiles of the cells `cells` (indices into CELLS; `sub` is `geo` restricted to
+    """Edge profiles of the cells `cells` (indices into CELLS; `stacks` is `geo` restricted to
     them) -> coarse height and shift per cell: (edge strength of the white-balanced profiles,
     edge start, level k0 (C,), shift0 (C, 2))."""
-    edge, s_edge0 = _edge_profiles(prof, sub.s_lo, params.profile_step_px, params.edge_halfwidth_px, wb)
+    edge, s_edge0 = _edge_profiles(prof, stacks.geo.s_lo, params.profile_step_px, params.edge_halfwidth_px, wb)
     # the coarse fit on every `coarse_direction_step`-th direction (it only picks the level)
     js = slice(None, None, params.coarse_direction_step)
     c = geo.coarse
@@ -1648,8 +1685,12 @@ def _coarse_heights(
             for arr, value in zip((c.idx, c.idx_in, c.inner_ok, c.penalty), got, strict=True):
                 arr[todo] = value
             c.done[todo] = True
-    k0, shift0 = _coarse_fit(np.ascontiguousarray(edge[:, js]), c.idx[cells], c.idx_in[cells],
-                             c.inner_ok[cells], c.penalty[cells], geo.shift_grid, params)
+    if not stacks.coarse:  # these cells' indices, kept with them (every one is done now)
+        part = tuple(arr[cells] for arr in (c.idx, c.idx_in, c.inner_ok, c.penalty))
+        for arr in part:
+            arr.flags.writeable = False
+        stacks.coarse.append(part)
+    k0, shift0 = _coarse_fit(np.ascontiguousarray(edge[:, js]), *stacks.coarse[0], geo.shift_grid, params)
     return edge, s_edge0, k0, shift0
 
 
