@@ -804,16 +804,18 @@ def _darkening_crossings(
         top = np.where(clipped, 0.0, top)
     # brightness along the top's own colour, relative to the top: 1 on it, 1 - darkening off it
     unit = top / np.maximum((top * top).sum(-1), 1.0)[:, None]
-    rel = (prof.reshape(prof.shape[0], -1, 3) @ unit[:, :, None]).reshape(prof.shape[:3])
     glared = glare is not None and bool(glare.any())
-    shape = rel.shape[:2]
+    shape = prof.shape[:2]
     if rows is not None:  # the directions asked for, each as a stack of one direction
         stack = np.nonzero(rows)[0]
-        rel, s_lo = rel[rows][:, None], s_lo[rows][:, None]
+        rel = (prof[rows] @ unit[stack][:, :, None]).reshape(len(stack), 1, prof.shape[2])
+        s_lo = s_lo[rows][:, None]
         local = None if local is None else local[stack]
         if glared:  # (colour - glare) . unit (less 0 where there is no glare: the same numbers)
             rel -= (glare * unit.sum(axis=1))[stack][:, None, None]
-    elif glared:
+    else:
+        rel = (prof.reshape(prof.shape[0], -1, 3) @ unit[:, :, None]).reshape(prof.shape[:3])
+    if rows is None and glared:
         sub = np.flatnonzero(glare)
         rel[sub] -= (glare[sub] * unit[sub].sum(axis=1))[:, None, None]  # (colour - glare) . unit
     dark = 1.0 - (rel[:, :, :-2] + 2 * rel[:, :, 1:-1] + rel[:, :, 2:]) * 0.25  # (C, J, S-2)
@@ -956,6 +958,7 @@ def _refine_fit(
     saturated: np.ndarray | None = None,
     glare: np.ndarray | None = None,
     top: np.ndarray | None = None,
+    sides0: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Continuous height (pieces) and its sigma per cell.
 
@@ -986,7 +989,8 @@ def _refine_fit(
     `saturated_near_glare_gain_px` per 100 levels of their `glare` (C,).
     `s_pred` (C, L, J) and `shift_dir` (C, L, J, 2) are the outlines of each level along the
     sampling lines and their change with an image shift (`_line_crossings`). `top` (C, 3) is the
-    tops' colour in those profiles (by default `_top_colour` of them).
+    tops' colour in those profiles (by default `_top_colour` of them). `sides0`: `_far_side` at
+    k0 when the caller has it (the first pass's).
     """
     if profiles is not None and top is None:
         top = _top_colour(profiles[0]) * profiles[3]  # (C, 3)
@@ -1007,10 +1011,10 @@ def _refine_fit(
     kmax = params.max_height
     k, shift = k0, shift0
     h_est = sigma_h = np.zeros(len(k0))
-    for _ in range(max(1, params.refine_passes)):
+    for i in range(max(1, params.refine_passes)):
         h_est, sigma_h, shift = _refine_pass(
             pos, pos_near, strength, s_pred, shift_dir, k, shift, px_per_cell, params, occupied,
-            frac, dark_depth, saturated, glare,
+            frac, dark_depth, saturated, glare, sides0 if i == 0 else None,
         )
         k = np.clip(np.rint(h_est).astype(np.int64), 1, kmax)
     return h_est, sigma_h
@@ -1048,14 +1052,16 @@ def _refine_pass(
     dark_depth: np.ndarray | None = None,
     saturated: np.ndarray | None = None,
     glare: np.ndarray | None = None,
+    sides: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One pass of `_refine_fit` linearised at level k0 (C,) with image shift shift0 (C, 2):
-    (height estimate, its sigma, the fitted image shift)."""
+    (height estimate, its sigma, the fitted image shift). `sides`: `_far_side` at k0 when
+    known."""
     t = params.disc_thickness
     n_c = pos_far.shape[0]
     rows = np.arange(n_c)
     shift_dir = shift_dir_all[rows, k0]  # (C, J, 2)
-    ds, far = _far_side(s_pred, k0, params)
+    ds, far = _far_side(s_pred, k0, params) if sides is None else sides
     pos = np.where(far[..., None], pos_far, pos_near)
     s0 = s_pred[rows, k0] + np.einsum("cjx,cx->cj", shift_dir, shift0) + np.where(
         far, params.edge_offset_px, params.near_edge_offset_px
@@ -1727,10 +1733,12 @@ def _refined_heights(
         local = occupied & (glare > params.glare_min)
         # taken off the colours where the top is not saturated; a saturated one: its brightness only
         glare = np.where(local & ~saturated if saturated is not None else local, glare, 0.0)
+    sides = None  # the first pass's sides (at k0), when measured here
     if params.near_darkening > 0:
         # the refinement takes the darkening's crossings and depths on the near side only: with
         # one pass (at k0) that side is known now, and the others' need not be measured
-        near = ~_far_side(geo.s_pred, k0, params)[1] if params.refine_passes == 1 else None
+        sides = _far_side(geo.s_pred, k0, params)
+        near = ~sides[1] if params.refine_passes == 1 else None
         pos_dark, dark_depth = _darkening_crossings(
             prof, s_lo, step, params.near_darkening, params.near_depth_reach_px,
             params.saturation_level, glare,
@@ -1744,7 +1752,7 @@ def _refined_heights(
             pos_dark[few] = np.inf
     h_est, sigma_h = _refine_fit(
         edge, s_edge0, geo.s_pred, geo.shift_dir, k0, shift0, geo.px_per_cell, params, pos_dark,
-        occupied, (prof, s_lo, step, wb), dark_depth, saturated, glare_all, top_wb,
+        occupied, (prof, s_lo, step, wb), dark_depth, saturated, glare_all, top_wb, sides,
     )
     return np.clip(h_est, 0.5, params.max_height + 0.49), sigma_h
 
