@@ -535,7 +535,10 @@ def _hue_distances(top_chroma: np.ndarray, ref_chroma: np.ndarray) -> np.ndarray
     relative to the board: glare and shading change the saturation of a top, much less its hue."""
     ang_top = np.arctan2(top_chroma[:, 1], top_chroma[:, 0])
     ang_ref = np.arctan2(ref_chroma[:, 1], ref_chroma[:, 0])
-    return np.abs(np.angle(np.exp(1j * (ang_top[:, None] - ang_ref[None, :]))))
+    d = ang_top[:, None] - ang_ref[None, :]
+    # the difference wrapped to [-pi, pi] (np.angle(np.exp(1j * d)), the same numbers in real
+    # arithmetic)
+    return np.abs(np.arctan2(np.sin(d), np.cos(d)))
 
 
 # --- sampling ---------------------------------------------------------------------------------
@@ -741,11 +744,12 @@ def _outline_candidates(
         n_after = math.floor(params.outline_after_px / step + 1e-9)
         win = first[..., None] + np.arange(-n_before, n_after + 1)  # (C, J, W)
         inside = (win >= 0) & (win <= n_e - 3)
-        e_win = np.where(inside, _take_windows(e_0, np.clip(win, 0, n_e - 3)), 0.0)
+        # (e_0's samples gathered from `edge`, one further along: e_0 is a view, not contiguous)
+        e_win = np.where(inside, _take_windows(edge, np.clip(win, 0, n_e - 3) + 1), 0.0)
         s0w = e_win.sum(axis=2)
         s1w = (e_win * (win + 1)).sum(axis=2)
         centroid = s_edge0 + step * s1w / np.maximum(s0w, 1e-9)
-        e_first = _gather(e_0, first)
+        e_first = _gather(edge, first + 1)
         pos1 = np.where(found, centroid, np.inf)[..., None]
         strength1 = (np.where(found, e_first, 0.0) / (e_max[..., 0] + 1e-6))[..., None]
         return pos1, strength1
