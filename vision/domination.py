@@ -1220,8 +1220,10 @@ class _Geometry:
     # 1/32 px fraction): what `cv2.remap` turns float maps into first, done once per fit
     map_xy: np.ndarray  # (rows, 512, 2): the reference points and floor patches
     map_frac: np.ndarray
-    prof_map_xy: np.ndarray  # (C, J * n_samples, 2): each cell's profiles, one row a cell
-    prof_map_frac: np.ndarray
+    # the profiles' sampling lines: anchor + s normal, s from s_lo in steps of profile_step_px
+    # (their maps made for the stacks' cells only, `_stack_cells`)
+    anchor: np.ndarray  # (C, J, 2) px
+    profile_step_px: float
     s_lo: np.ndarray  # (C, J) px: first profile sample along each sampling line
     hyp: np.ndarray  # (C, K, J) px: outline of heights 1..K along the lines
     s_pred: np.ndarray  # (C, L, J) px: outline of levels 0..K+1
@@ -1244,7 +1246,7 @@ class _StackCells:
     (arrays read-only)."""
 
     geo: _Geometry
-    prof_map_xy: np.ndarray
+    prof_map_xy: np.ndarray  # (C, J * n_samples, 2): each cell's profiles, one row a cell
     prof_map_frac: np.ndarray
     #: (idx, idx_in, inner_ok, penalty) of these cells, filled when every one of them is done
     coarse: list[tuple[np.ndarray, ...]] = field(default_factory=list)
@@ -1259,7 +1261,9 @@ def _stack_cells(geo: _Geometry, cells: np.ndarray) -> _StackCells:
     key = np.ascontiguousarray(cells, np.int64).tobytes()
     got = geo.stacks.get(key)
     if got is None:
-        got = _StackCells(_cells_of(geo, cells), geo.prof_map_xy[cells], geo.prof_map_frac[cells])
+        sub = _cells_of(geo, cells)
+        got = _StackCells(sub, *_profile_maps(sub.s_lo, geo.anchor[cells], sub.normal, geo.profile_step_px,
+                                              geo.n_samples))
         for arr in (*vars(got.geo).values(), got.prof_map_xy, got.prof_map_frac):
             if isinstance(arr, np.ndarray):
                 arr.flags.writeable = False
@@ -1268,6 +1272,20 @@ def _stack_cells(geo: _Geometry, cells: np.ndarray) -> _StackCells:
                 geo.stacks.pop(next(iter(geo.stacks)))
             geo.stacks[key] = got
     return got
+
+
+def _profile_maps(
+    s_lo: np.ndarray, anchor: np.ndarray, normal: np.ndarray, step: float, n_s: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The remap maps (`_fixed_maps`) of profiles along the lines anchor + s normal ((C, J, 2)
+    each), n_s samples from s_lo (C, J) in steps of `step`: (C, J * n_s, 2), (C, J * n_s)."""
+    s_grid = (s_lo[:, :, None] + step * np.arange(n_s)[None, None, :]).astype(np.float32)
+    maps = []
+    for axis in range(2):  # x, y of every sample
+        a_f = anchor[..., axis].astype(np.float32)[:, :, None]
+        n_f = normal[..., axis].astype(np.float32)[:, :, None]
+        maps.append((a_f + s_grid * n_f).reshape(len(s_lo), -1))
+    return _fixed_maps(maps[0], maps[1])
 
 
 _GEOMETRY_CACHE: dict[tuple[Any, ...], _Geometry] = {}
@@ -1369,26 +1387,20 @@ def _build_geometry(cam: _Camera, params: TopsParams) -> _Geometry:
     s_lo = hyp.min(axis=1) - margin  # (C, J)
     span = float((hyp.max(axis=1) - hyp.min(axis=1)).max()) + 2 * margin
     n_s = math.ceil(span / step) + 1
-    s_grid = (s_lo[:, :, None] + step * np.arange(n_s)[None, None, :]).astype(np.float32)
     n_head = n_ref + n_floor
-    n_points = n_head + s_grid.size
+    n_points = n_head + s_lo.size * n_s
     rows = max(1, -(-n_head // _MAP_COLS))
     maps = np.zeros((2, rows * _MAP_COLS), dtype=np.float32)
-    prof_maps = np.empty((2, n_cells, n_dir * n_s), dtype=np.float32)
-    for axis in range(2):  # x, y of every sample: the reference points, then the profiles
+    for axis in range(2):  # x, y of the reference points (the profiles' maps: `_stack_cells`)
         maps[axis, :n_head] = all_px[:n_head, axis]
-        a_f = anchor[..., axis].astype(np.float32)[:, :, None]
-        n_f = normal[..., axis].astype(np.float32)[:, :, None]
-        prof_maps[axis] = (a_f + s_grid * n_f).reshape(n_cells, -1)
     map_xy, map_frac = _fixed_maps(maps[0].reshape(rows, _MAP_COLS), maps[1].reshape(rows, _MAP_COLS))
-    prof_xy, prof_frac = _fixed_maps(prof_maps[0], prof_maps[1])
 
     n_j = len(range(0, n_dir, params.coarse_direction_step))
     n_d = shift_grid.shape[0]
     coarse = _CoarseCells(np.zeros((n_cells, kmax, n_d, n_j), np.int32), np.zeros((n_cells, kmax, n_d, n_j), np.int32),
                           np.zeros((n_cells, kmax, n_d, n_j), bool), np.zeros((n_cells, n_d)), np.zeros(n_cells, bool))
     geo = _Geometry(
-        n_ref, n_floor, n_points, n_s, map_xy, map_frac, prof_xy, prof_frac, s_lo, hyp, s_pred,
+        n_ref, n_floor, n_points, n_s, map_xy, map_frac, np.ascontiguousarray(anchor), step, s_lo, hyp, s_pred,
         np.ascontiguousarray(shift_dir_all), normal, px_per_cell, shift_grid, top_px, coarse,
     )
     for value in vars(geo).values():
