@@ -1108,8 +1108,7 @@ def _refine_pass(
     prior = prior_n + 1e-9 * np.eye(n_u)
     single = pos.shape[2] == 1  # one candidate per direction: the pick is always it
     for c_scale in scales:
-        # (at u = 0, the first iteration's, the model is s0 itself: a @ 0 adds zeros)
-        pred = s0 + (a @ u[..., None])[..., 0] if w is not None else s0 + 0.0  # (C, J)
+        pred = s0 + (a @ u[..., None])[..., 0]  # (C, J)
         if not single or w is None:  # the candidates nearest the model (once when single)
             if single:
                 e_pos, e_str = pos[..., 0], strength[..., 0]
