@@ -625,6 +625,27 @@ def test_board_only_work_is_done_once_per_fit(scenes: list[Scene], monkeypatch: 
     assert len(calls) == 1
 
 
+def test_stacks_cells_are_worked_out_once_per_set(scenes: list[Scene], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stacks' cells' part of the geometry (their rows of it and their profile maps) is kept
+    with the board fit per set of cells: three reads of one frame work it out once, and a read
+    after it is dropped gives exactly the reading made with it."""
+    import vision.domination as dom
+
+    a = scenes[0]
+    board = fit_from_corners(a.corners_px, "domination", a.intrinsics)
+    calls: list[int] = []
+    real = dom._profile_maps
+    monkeypatch.setattr(dom, "_profile_maps", lambda *args, **kw: calls.append(1) or real(*args, **kw))
+    dom._GEOMETRY_CACHE.clear()
+    readings = [read_tops(a.image, board, intrinsics=a.intrinsics).to_dict() for _ in range(3)]
+    assert len(calls) == 1
+    for geo in dom._GEOMETRY_CACHE.values():
+        geo.stacks.clear()
+    assert read_tops(a.image, board, intrinsics=a.intrinsics).to_dict() == readings[0] == readings[2]
+    assert len(calls) == 2
+    assert readings[0]["tops"] == _expected_tops(a.stacks)
+
+
 def test_edge_profiles_match_smoothed_central_differences(rng: np.random.Generator) -> None:
     """The one-kernel edge operator equals the direct form: [1 2 1]/4 smoothing along the
     profile, then the colour difference +-k samples apart, its Euclidean length."""

@@ -535,7 +535,10 @@ def _hue_distances(top_chroma: np.ndarray, ref_chroma: np.ndarray) -> np.ndarray
     relative to the board: glare and shading change the saturation of a top, much less its hue."""
     ang_top = np.arctan2(top_chroma[:, 1], top_chroma[:, 0])
     ang_ref = np.arctan2(ref_chroma[:, 1], ref_chroma[:, 0])
-    return np.abs(np.angle(np.exp(1j * (ang_top[:, None] - ang_ref[None, :]))))
+    d = ang_top[:, None] - ang_ref[None, :]
+    # the difference wrapped to [-pi, pi] (np.angle(np.exp(1j * d)), the same numbers in real
+    # arithmetic)
+    return np.abs(np.arctan2(np.sin(d), np.cos(d)))
 
 
 # --- sampling ---------------------------------------------------------------------------------
@@ -619,21 +622,28 @@ def _edge_profiles(
     return edge.reshape(n_c * n_j, n_s)[:, :n_e].reshape(n_c, n_j, n_e), s_lo + (k_d + 1) * step
 
 
+@functools.lru_cache(maxsize=64)
+def _row_starts(c: int, j: int, s: int) -> np.ndarray:
+    """(C, J) flat index of each row's first sample in a (C, J, S) array (read-only: a frame's
+    gathers ask for the same few shapes over and over)."""
+    out = (np.arange(c)[:, None] * j + np.arange(j)[None, :]) * s
+    out.flags.writeable = False
+    return out
+
+
 def _gather(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """arr (C, J, S), idx (C, ..., J) ints -> arr[c, j, idx[c, ..., j]]."""
     c, j, s = arr.shape
-    base = (np.arange(c)[:, None] * j + np.arange(j)[None, :]) * s  # (C, J)
     shape = (c,) + (1,) * (idx.ndim - 2) + (j,)
-    return np.take(arr.ravel(), base.reshape(shape) + idx)
+    return np.take(arr.ravel(), _row_starts(c, j, s).reshape(shape) + idx)
 
 
 def _take_windows(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """arr (C, J, S, ...), idx (C, J, W) ints in 0..S-1 -> arr[c, j, idx[c, j, w]] (C, J, W, ...):
     one flat gather (np.take_along_axis is two to three times slower on these)."""
     c, j, s = arr.shape[:3]
-    row = (np.arange(c)[:, None] * j + np.arange(j)[None, :]) * s
     # np.take along the first axis: indexing rows of (N, 3) by an index array is 4 times slower
-    return np.take(arr.reshape((c * j * s,) + arr.shape[3:]), row[..., None] + idx, axis=0)
+    return np.take(arr.reshape((c * j * s,) + arr.shape[3:]), _row_starts(c, j, s)[..., None] + idx, axis=0)
 
 
 def _coarse_fit(
@@ -661,7 +671,9 @@ def _coarse_fit(
     rows = np.ascontiguousarray(edge, dtype=np.float32).reshape(-1, n_e)
     dilated = cv2.dilate(rows, np.ones((1, 2 * win + 1), np.uint8), borderType=cv2.BORDER_REPLICATE)
     norm = dilated.reshape(edge.shape) * scale
-    inner = np.maximum.accumulate(edge * scale, axis=2)
+    # the running maximum of edge x scale, taken before the scaling: rounding is monotonic, so
+    # scaling (by a positive number per direction) and the maximum commute bit for bit
+    inner = np.maximum.accumulate(edge, axis=2) * scale
     on = _gather(norm, idx)
     inside = np.where(inner_ok, _gather(inner, idx_in), 0.0)
     score = (on - params.inner_penalty * inside).mean(axis=-1)  # (C, K, D)
@@ -732,11 +744,12 @@ def _outline_candidates(
         n_after = math.floor(params.outline_after_px / step + 1e-9)
         win = first[..., None] + np.arange(-n_before, n_after + 1)  # (C, J, W)
         inside = (win >= 0) & (win <= n_e - 3)
-        e_win = np.where(inside, _take_windows(e_0, np.clip(win, 0, n_e - 3)), 0.0)
+        # (e_0's samples gathered from `edge`, one further along: e_0 is a view, not contiguous)
+        e_win = np.where(inside, _take_windows(edge, np.clip(win, 0, n_e - 3) + 1), 0.0)
         s0w = e_win.sum(axis=2)
         s1w = (e_win * (win + 1)).sum(axis=2)
         centroid = s_edge0 + step * s1w / np.maximum(s0w, 1e-9)
-        e_first = _gather(e_0, first)
+        e_first = _gather(edge, first + 1)
         pos1 = np.where(found, centroid, np.inf)[..., None]
         strength1 = (np.where(found, e_first, 0.0) / (e_max[..., 0] + 1e-6))[..., None]
         return pos1, strength1
@@ -795,16 +808,18 @@ def _darkening_crossings(
         top = np.where(clipped, 0.0, top)
     # brightness along the top's own colour, relative to the top: 1 on it, 1 - darkening off it
     unit = top / np.maximum((top * top).sum(-1), 1.0)[:, None]
-    rel = (prof.reshape(prof.shape[0], -1, 3) @ unit[:, :, None]).reshape(prof.shape[:3])
     glared = glare is not None and bool(glare.any())
-    shape = rel.shape[:2]
+    shape = prof.shape[:2]
     if rows is not None:  # the directions asked for, each as a stack of one direction
         stack = np.nonzero(rows)[0]
-        rel, s_lo = rel[rows][:, None], s_lo[rows][:, None]
+        rel = (prof[rows] @ unit[stack][:, :, None]).reshape(len(stack), 1, prof.shape[2])
+        s_lo = s_lo[rows][:, None]
         local = None if local is None else local[stack]
         if glared:  # (colour - glare) . unit (less 0 where there is no glare: the same numbers)
             rel -= (glare * unit.sum(axis=1))[stack][:, None, None]
-    elif glared:
+    else:
+        rel = (prof.reshape(prof.shape[0], -1, 3) @ unit[:, :, None]).reshape(prof.shape[:3])
+    if rows is None and glared:
         sub = np.flatnonzero(glare)
         rel[sub] -= (glare[sub] * unit[sub].sum(axis=1))[:, None, None]  # (colour - glare) . unit
     dark = 1.0 - (rel[:, :, :-2] + 2 * rel[:, :, 1:-1] + rel[:, :, 2:]) * 0.25  # (C, J, S-2)
@@ -947,6 +962,7 @@ def _refine_fit(
     saturated: np.ndarray | None = None,
     glare: np.ndarray | None = None,
     top: np.ndarray | None = None,
+    sides0: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Continuous height (pieces) and its sigma per cell.
 
@@ -977,7 +993,8 @@ def _refine_fit(
     `saturated_near_glare_gain_px` per 100 levels of their `glare` (C,).
     `s_pred` (C, L, J) and `shift_dir` (C, L, J, 2) are the outlines of each level along the
     sampling lines and their change with an image shift (`_line_crossings`). `top` (C, 3) is the
-    tops' colour in those profiles (by default `_top_colour` of them).
+    tops' colour in those profiles (by default `_top_colour` of them). `sides0`: `_far_side` at
+    k0 when the caller has it (the first pass's).
     """
     if profiles is not None and top is None:
         top = _top_colour(profiles[0]) * profiles[3]  # (C, 3)
@@ -985,7 +1002,7 @@ def _refine_fit(
     if top is not None and params.candidate_top_fraction > 0:
         cap = params.candidate_top_fraction * np.linalg.norm(top, axis=-1)
     pos, strength = _outline_candidates(edge, s_edge0, params, cap)
-    if params.first_edge_only:
+    if params.first_edge_only and pos.shape[2] > 1:
         # one candidate per direction at most: keep just that one (the passes search fewer)
         first = np.argmin(pos, axis=2)[..., None]
         pos = _gather(pos, first[..., 0])[..., None]
@@ -998,10 +1015,10 @@ def _refine_fit(
     kmax = params.max_height
     k, shift = k0, shift0
     h_est = sigma_h = np.zeros(len(k0))
-    for _ in range(max(1, params.refine_passes)):
+    for i in range(max(1, params.refine_passes)):
         h_est, sigma_h, shift = _refine_pass(
             pos, pos_near, strength, s_pred, shift_dir, k, shift, px_per_cell, params, occupied,
-            frac, dark_depth, saturated, glare,
+            frac, dark_depth, saturated, glare, sides0 if i == 0 else None,
         )
         k = np.clip(np.rint(h_est).astype(np.int64), 1, kmax)
     return h_est, sigma_h
@@ -1039,14 +1056,16 @@ def _refine_pass(
     dark_depth: np.ndarray | None = None,
     saturated: np.ndarray | None = None,
     glare: np.ndarray | None = None,
+    sides: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One pass of `_refine_fit` linearised at level k0 (C,) with image shift shift0 (C, 2):
-    (height estimate, its sigma, the fitted image shift)."""
+    (height estimate, its sigma, the fitted image shift). `sides`: `_far_side` at k0 when
+    known."""
     t = params.disc_thickness
     n_c = pos_far.shape[0]
     rows = np.arange(n_c)
     shift_dir = shift_dir_all[rows, k0]  # (C, J, 2)
-    ds, far = _far_side(s_pred, k0, params)
+    ds, far = _far_side(s_pred, k0, params) if sides is None else sides
     pos = np.where(far[..., None], pos_far, pos_near)
     s0 = s_pred[rows, k0] + np.einsum("cjx,cx->cj", shift_dir, shift0) + np.where(
         far, params.edge_offset_px, params.near_edge_offset_px
@@ -1084,7 +1103,7 @@ def _refine_pass(
     prior_b[:, 2] = -lam * shift0[:, 1]
     u = np.zeros((n_c, n_u))
     w: np.ndarray | None = None
-    scales = np.linspace(params.robust_scale_start_px, params.robust_scale_px, params.refine_iterations)
+    scales = _robust_scales(params.robust_scale_start_px, params.robust_scale_px, params.refine_iterations)
     a_t = np.ascontiguousarray(a.transpose(0, 2, 1))  # (C, 4, J)
     prior = prior_n + 1e-9 * np.eye(n_u)
     single = pos.shape[2] == 1  # one candidate per direction: the pick is always it
@@ -1100,7 +1119,9 @@ def _refine_pass(
             found = np.isfinite(e_pos)
             resid = np.where(found, e_pos - s0, 0.0)  # measured offset from the start model
             weight = use * e_str**params.edge_strength_power
-        r = np.where(found, e_pos - pred, np.inf)
+            e_found = np.where(found, e_pos, np.inf)
+        # (a candidate not found: inf, as inf - pred)
+        r = e_found - pred if single else np.where(found, e_pos - pred, np.inf)
         c_tuk = c_scale * 4.685
         w = weight * np.where(np.abs(r) < c_tuk, (1 - (r / c_tuk) ** 2) ** 2, 0.0)
         nmat = a_t @ (w[..., None] * a) + prior
@@ -1118,6 +1139,13 @@ def _refine_pass(
     if occupied is not None and params.frame_offset_sigma_px > 0:
         h_est = h_est - _frame_offset(w, a, r, nmat, occupied, params, ~far) / t
     return h_est, sigma_h, shift0 + u[:, 1:3]
+
+
+@functools.lru_cache(maxsize=8)
+def _robust_scales(start_px: float, end_px: float, n: int) -> tuple[float, ...]:
+    """The refinement's Tukey scales (px), `start_px` to `end_px` in n steps (np.linspace's, made
+    once per parameters: it costs as much as an iteration's arithmetic)."""
+    return tuple(np.linspace(start_px, end_px, n).tolist())
 
 
 def _far_side(s_pred: np.ndarray, k0: np.ndarray, params: TopsParams) -> tuple[np.ndarray, np.ndarray]:
@@ -1191,8 +1219,10 @@ class _Geometry:
     # 1/32 px fraction): what `cv2.remap` turns float maps into first, done once per fit
     map_xy: np.ndarray  # (rows, 512, 2): the reference points and floor patches
     map_frac: np.ndarray
-    prof_map_xy: np.ndarray  # (C, J * n_samples, 2): each cell's profiles, one row a cell
-    prof_map_frac: np.ndarray
+    # the profiles' sampling lines: anchor + s normal, s from s_lo in steps of profile_step_px
+    # (their maps made for the stacks' cells only, `_stack_cells`)
+    anchor: np.ndarray  # (C, J, 2) px
+    profile_step_px: float
     s_lo: np.ndarray  # (C, J) px: first profile sample along each sampling line
     hyp: np.ndarray  # (C, K, J) px: outline of heights 1..K along the lines
     s_pred: np.ndarray  # (C, L, J) px: outline of levels 0..K+1
@@ -1203,6 +1233,58 @@ class _Geometry:
     top_px: np.ndarray  # (C, K, M, 2) float32: colour samples of the top face per height
     #: the coarse fit's board-only part, worked out for a cell when it first holds a stack
     coarse: _CoarseCells
+    #: the geometry of the last few sets of stacks' cells (`_stack_cells`), by their indices
+    stacks: dict[bytes, _StackCells] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _StackCells:
+    """A `_Geometry` restricted to the cells holding stacks in a frame (`_cells_of`), their rows
+    of the profile maps and, once worked out, their part of the coarse fit's indices: kept with
+    the geometry, as the next frames of a board fit mostly hold their stacks on the same cells
+    (arrays read-only)."""
+
+    geo: _Geometry
+    prof_map_xy: np.ndarray  # (C, J * n_samples, 2): each cell's profiles, one row a cell
+    prof_map_frac: np.ndarray
+    #: (idx, idx_in, inner_ok, penalty) of these cells, filled when every one of them is done
+    coarse: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+
+
+_STACK_SETS_KEPT = 4  # sets of stacks' cells kept per geometry (the position before and after a move, ...)
+
+
+def _stack_cells(geo: _Geometry, cells: np.ndarray) -> _StackCells:
+    """`geo` restricted to the cells `cells` (indices into CELLS) and their profile maps, made
+    once for each set of cells the last few frames held stacks on."""
+    key = np.ascontiguousarray(cells, np.int64).tobytes()
+    got = geo.stacks.get(key)
+    if got is None:
+        sub = _cells_of(geo, cells)
+        got = _StackCells(sub, *_profile_maps(sub.s_lo, geo.anchor[cells], sub.normal, geo.profile_step_px,
+                                              geo.n_samples))
+        for arr in (*vars(got.geo).values(), got.prof_map_xy, got.prof_map_frac):
+            if isinstance(arr, np.ndarray):
+                arr.flags.writeable = False
+        with geo.coarse.lock:  # read_tops may run in several threads
+            while len(geo.stacks) >= _STACK_SETS_KEPT:
+                geo.stacks.pop(next(iter(geo.stacks)))
+            geo.stacks[key] = got
+    return got
+
+
+def _profile_maps(
+    s_lo: np.ndarray, anchor: np.ndarray, normal: np.ndarray, step: float, n_s: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The remap maps (`_fixed_maps`) of profiles along the lines anchor + s normal ((C, J, 2)
+    each), n_s samples from s_lo (C, J) in steps of `step`: (C, J * n_s, 2), (C, J * n_s)."""
+    s_grid = (s_lo[:, :, None] + step * np.arange(n_s)[None, None, :]).astype(np.float32)
+    maps = []
+    for axis in range(2):  # x, y of every sample
+        a_f = anchor[..., axis].astype(np.float32)[:, :, None]
+        n_f = normal[..., axis].astype(np.float32)[:, :, None]
+        maps.append((a_f + s_grid * n_f).reshape(len(s_lo), -1))
+    return _fixed_maps(maps[0], maps[1])
 
 
 _GEOMETRY_CACHE: dict[tuple[Any, ...], _Geometry] = {}
@@ -1304,26 +1386,20 @@ def _build_geometry(cam: _Camera, params: TopsParams) -> _Geometry:
     s_lo = hyp.min(axis=1) - margin  # (C, J)
     span = float((hyp.max(axis=1) - hyp.min(axis=1)).max()) + 2 * margin
     n_s = math.ceil(span / step) + 1
-    s_grid = (s_lo[:, :, None] + step * np.arange(n_s)[None, None, :]).astype(np.float32)
     n_head = n_ref + n_floor
-    n_points = n_head + s_grid.size
+    n_points = n_head + s_lo.size * n_s
     rows = max(1, -(-n_head // _MAP_COLS))
     maps = np.zeros((2, rows * _MAP_COLS), dtype=np.float32)
-    prof_maps = np.empty((2, n_cells, n_dir * n_s), dtype=np.float32)
-    for axis in range(2):  # x, y of every sample: the reference points, then the profiles
+    for axis in range(2):  # x, y of the reference points (the profiles' maps: `_stack_cells`)
         maps[axis, :n_head] = all_px[:n_head, axis]
-        a_f = anchor[..., axis].astype(np.float32)[:, :, None]
-        n_f = normal[..., axis].astype(np.float32)[:, :, None]
-        prof_maps[axis] = (a_f + s_grid * n_f).reshape(n_cells, -1)
     map_xy, map_frac = _fixed_maps(maps[0].reshape(rows, _MAP_COLS), maps[1].reshape(rows, _MAP_COLS))
-    prof_xy, prof_frac = _fixed_maps(prof_maps[0], prof_maps[1])
 
     n_j = len(range(0, n_dir, params.coarse_direction_step))
     n_d = shift_grid.shape[0]
     coarse = _CoarseCells(np.zeros((n_cells, kmax, n_d, n_j), np.int32), np.zeros((n_cells, kmax, n_d, n_j), np.int32),
                           np.zeros((n_cells, kmax, n_d, n_j), bool), np.zeros((n_cells, n_d)), np.zeros(n_cells, bool))
     geo = _Geometry(
-        n_ref, n_floor, n_points, n_s, map_xy, map_frac, prof_xy, prof_frac, s_lo, hyp, s_pred,
+        n_ref, n_floor, n_points, n_s, map_xy, map_frac, np.ascontiguousarray(anchor), step, s_lo, hyp, s_pred,
         np.ascontiguousarray(shift_dir_all), normal, px_per_cell, shift_grid, top_px, coarse,
     )
     for value in vars(geo).values():
@@ -1421,9 +1497,10 @@ def _read(
         return _reading(letters, floor_sat, occupied, np.ones(n, np.int64), np.zeros(n, np.int64), np.zeros(n),
                         np.full(n, np.pi), np.zeros(n), np.zeros(n), params.empty_saturation,
                         intrinsics is not None)
-    sub = _cells_of(geo, occ)
-    prof = _sample_profiles(frame, geo, occ, params)
-    edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, sub, params, geo, occ)
+    stacks = _stack_cells(geo, occ)
+    sub = stacks.geo
+    prof = _sample_profiles(frame, stacks, params)
+    edge, s_edge0, k0, shift0 = _coarse_heights(prof, wb, stacks, params, geo, occ)
     h_occ, sig_occ = _refined_heights(
         prof, wb, board_chroma, ref_rel, ref_bgr, np.ones(len(occ), bool), edge, s_edge0,
         k0, shift0, sub, params,
@@ -1562,12 +1639,12 @@ def _sample_floor(frame: np.ndarray, geo: _Geometry) -> tuple[np.ndarray, np.nda
     return samples[:n_ref].reshape(n_cells, 4, 3), samples[n_ref:].reshape(n_cells, -1, 3)
 
 
-def _sample_profiles(frame: np.ndarray, geo: _Geometry, cells: np.ndarray, params: TopsParams) -> np.ndarray:
-    """The edge profiles (len(cells), n_dir, n_s, 3) of the cells `cells` (indices into CELLS):
-    their rows of the profile maps, sampled as they are."""
-    n = len(cells) * params.n_directions * geo.n_samples
-    return _sample_maps(frame, geo.prof_map_xy[cells], geo.prof_map_frac[cells], n).reshape(
-        len(cells), params.n_directions, geo.n_samples, 3)
+def _sample_profiles(frame: np.ndarray, stacks: _StackCells, params: TopsParams) -> np.ndarray:
+    """The edge profiles (C, n_dir, n_s, 3) of the stacks' cells: their rows of the profile
+    maps, sampled as they are."""
+    n_c, n_s = len(stacks.prof_map_xy), stacks.geo.n_samples
+    return _sample_maps(frame, stacks.prof_map_xy, stacks.prof_map_frac, n_c * params.n_directions * n_s).reshape(
+        n_c, params.n_directions, n_s, 3)
 
 
 def _percentile(values: np.ndarray, q: float) -> float:
@@ -1611,12 +1688,12 @@ def _occupancy(
 
 
 def _coarse_heights(
-    prof: np.ndarray, wb: np.ndarray, sub: _Geometry, params: TopsParams, geo: _Geometry, cells: np.ndarray
+    prof: np.ndarray, wb: np.ndarray, stacks: _StackCells, params: TopsParams, geo: _Geometry, cells: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Edge profiles of the cells `cells` (indices into CELLS; `sub` is `geo` restricted to
+    """Edge profiles of the cells `cells` (indices into CELLS; `stacks` is `geo` restricted to
     them) -> coarse height and shift per cell: (edge strength of the white-balanced profiles,
     edge start, level k0 (C,), shift0 (C, 2))."""
-    edge, s_edge0 = _edge_profiles(prof, sub.s_lo, params.profile_step_px, params.edge_halfwidth_px, wb)
+    edge, s_edge0 = _edge_profiles(prof, stacks.geo.s_lo, params.profile_step_px, params.edge_halfwidth_px, wb)
     # the coarse fit on every `coarse_direction_step`-th direction (it only picks the level)
     js = slice(None, None, params.coarse_direction_step)
     c = geo.coarse
@@ -1629,8 +1706,12 @@ def _coarse_heights(
             for arr, value in zip((c.idx, c.idx_in, c.inner_ok, c.penalty), got, strict=True):
                 arr[todo] = value
             c.done[todo] = True
-    k0, shift0 = _coarse_fit(np.ascontiguousarray(edge[:, js]), c.idx[cells], c.idx_in[cells],
-                             c.inner_ok[cells], c.penalty[cells], geo.shift_grid, params)
+    if not stacks.coarse:  # these cells' indices, kept with them (every one is done now)
+        part = tuple(arr[cells] for arr in (c.idx, c.idx_in, c.inner_ok, c.penalty))
+        for arr in part:
+            arr.flags.writeable = False
+        stacks.coarse.append(part)
+    k0, shift0 = _coarse_fit(np.ascontiguousarray(edge[:, js]), *stacks.coarse[0], geo.shift_grid, params)
     return edge, s_edge0, k0, shift0
 
 
@@ -1667,10 +1748,12 @@ def _refined_heights(
         local = occupied & (glare > params.glare_min)
         # taken off the colours where the top is not saturated; a saturated one: its brightness only
         glare = np.where(local & ~saturated if saturated is not None else local, glare, 0.0)
+    sides = None  # the first pass's sides (at k0), when measured here
     if params.near_darkening > 0:
         # the refinement takes the darkening's crossings and depths on the near side only: with
         # one pass (at k0) that side is known now, and the others' need not be measured
-        near = ~_far_side(geo.s_pred, k0, params)[1] if params.refine_passes == 1 else None
+        sides = _far_side(geo.s_pred, k0, params)
+        near = ~sides[1] if params.refine_passes == 1 else None
         pos_dark, dark_depth = _darkening_crossings(
             prof, s_lo, step, params.near_darkening, params.near_depth_reach_px,
             params.saturation_level, glare,
@@ -1684,7 +1767,7 @@ def _refined_heights(
             pos_dark[few] = np.inf
     h_est, sigma_h = _refine_fit(
         edge, s_edge0, geo.s_pred, geo.shift_dir, k0, shift0, geo.px_per_cell, params, pos_dark,
-        occupied, (prof, s_lo, step, wb), dark_depth, saturated, glare_all, top_wb,
+        occupied, (prof, s_lo, step, wb), dark_depth, saturated, glare_all, top_wb, sides,
     )
     return np.clip(h_est, 0.5, params.max_height + 0.49), sigma_h
 
