@@ -226,15 +226,11 @@ class DominationMatch(MatchBase):
                                                          variant=self.variant),
                                    "Start position read from the camera")
             if wrong:
-                return self._warn_once(
-                    ("setup", tuple(wrong)),
-                    {"type": "warning", "code": "setup",
-                     "text": "Set up the standard start: " + ", ".join(
-                         f"{c} should be {tops_of(start)[c]}" for c in wrong[:NAMED_AT_MOST])
-                     + (f" and {len(wrong) - NAMED_AT_MOST} more cells marked on the diagram"
-                        if len(wrong) > NAMED_AT_MOST else ""),
-                     "highlight": [{"cell": c, "role": "wrong"} for c in wrong]},
-                )
+                return self._warn_cells(
+                    "setup", wrong, "Set up the standard start: " + ", ".join(
+                        f"{c} should be {tops_of(start)[c]}" for c in wrong[:NAMED_AT_MOST])
+                    + (f" and {len(wrong) - NAMED_AT_MOST} more cells marked on the diagram"
+                       if len(wrong) > NAMED_AT_MOST else ""))
             return self._start(start, "Standard start recognised")
         stacks = {c: t for c, t in tops.items() if t != "."}
         state = rdom.State.from_setup(stacks, self._players, variant=self.variant)
@@ -272,11 +268,15 @@ class DominationMatch(MatchBase):
         if not strangers:
             return None
         cells = [c for c, t in tops.items() if t in strangers]
+        return self._warn_cells(
+            "unknown_colour", cells, f"A piece of a colour not in this match ({', '.join(strangers)}) "
+            f"is on {few_cells(cells)}: take it away, or check the light")
+
+    def _warn_cells(self, code: str, cells: list[str], text: str) -> list[dict[str, Any]]:
+        """A warning about `cells` (marked wrong on the diagram), given once until they change."""
         return self._warn_once(
-            ("strangers", tuple(cells)),
-            {"type": "warning", "code": "unknown_colour",
-             "text": f"A piece of a colour not in this match ({', '.join(strangers)}) is on "
-             f"{few_cells(cells)}: take it away, or check the light",
+            (code, tuple(cells)),
+            {"type": "warning", "code": code, "text": text,
              "highlight": [{"cell": c, "role": "wrong"} for c in cells]},
         )
 
@@ -315,13 +315,9 @@ class DominationMatch(MatchBase):
                 return events + self._ask_ambiguous()
         if not moved:
             changed = [c for c in rdom.CELLS if tops_of(self.state)[c] != tops[c]]
-            return self._warn_once(
-                ("nomove", tuple(changed)),
-                {"type": "warning", "code": "no_legal_move",
-                 "text": f"No legal move of {self.state.to_move} explains this picture "
-                 f"(changed: {few_cells(changed)}): put the board back as the diagram shows",
-                 "highlight": [{"cell": c, "role": "wrong"} for c in changed]},
-            )
+            return self._warn_cells(
+                "no_legal_move", changed, f"No legal move of {self.state.to_move} explains this "
+                f"picture (changed: {few_cells(changed)}): put the board back as the diagram shows")
         new: list[_Hypothesis] = []
         for h, cands in moved:
             for cand in cands:

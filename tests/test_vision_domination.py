@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -608,6 +609,15 @@ def test_repeated_reads_on_the_same_board_reuse_nothing_stale(scenes: list[Scene
     assert len(dom._GEOMETRY_CACHE) <= dom._GEOMETRY_CACHE_SIZE
 
 
+def _counted(monkeypatch: pytest.MonkeyPatch, module: ModuleType, name: str) -> list[int]:
+    """`module.name` wrapped to count its calls (one entry a call), the geometry cache emptied."""
+    calls: list[int] = []
+    real = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *args, **kw: calls.append(1) or real(*args, **kw))
+    module._GEOMETRY_CACHE.clear()
+    return calls
+
+
 def test_board_only_work_is_done_once_per_fit(scenes: list[Scene], monkeypatch: pytest.MonkeyPatch) -> None:
     """What depends on the board fit alone is worked out with it, not on every frame: where each
     height and shift puts its circle on the coarse fit's edge profiles, once for three frames;
@@ -616,10 +626,7 @@ def test_board_only_work_is_done_once_per_fit(scenes: list[Scene], monkeypatch: 
 
     a = scenes[0]
     board = fit_from_corners(a.corners_px, "domination", a.intrinsics)
-    calls: list[int] = []
-    real = dom._coarse_indices
-    monkeypatch.setattr(dom, "_coarse_indices", lambda *args, **kw: calls.append(1) or real(*args, **kw))
-    dom._GEOMETRY_CACHE.clear()
+    calls = _counted(monkeypatch, dom, "_coarse_indices")
     for _ in range(3):
         assert read_tops(a.image, board, intrinsics=a.intrinsics).tops == _expected_tops(a.stacks)
     assert len(calls) == 1
@@ -633,10 +640,7 @@ def test_stacks_cells_are_worked_out_once_per_set(scenes: list[Scene], monkeypat
 
     a = scenes[0]
     board = fit_from_corners(a.corners_px, "domination", a.intrinsics)
-    calls: list[int] = []
-    real = dom._profile_maps
-    monkeypatch.setattr(dom, "_profile_maps", lambda *args, **kw: calls.append(1) or real(*args, **kw))
-    dom._GEOMETRY_CACHE.clear()
+    calls = _counted(monkeypatch, dom, "_profile_maps")
     readings = [read_tops(a.image, board, intrinsics=a.intrinsics).to_dict() for _ in range(3)]
     assert len(calls) == 1
     for geo in dom._GEOMETRY_CACHE.values():
