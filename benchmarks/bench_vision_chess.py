@@ -184,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.heights:
                 occupied = [c for c in CELLS if reading.tops[c] != "."]
                 t0 = time.thread_time()
-                uncalibrated.add(stacks, stack_heights(r.image, fit, occupied, thickness=opts.piece_thickness))
+                uncalibrated.add(stacks, stack_heights(r.image, fit, occupied, thickness=opts.piece_thickness,
+                                                       tops=reading.tops))
                 heights_ms.append(1000 * (time.thread_time() - t0))
                 intr = Intrinsics(cam.camera_matrix, cam.dist_coeffs, cam.image_size)
                 try:
@@ -192,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
                     fit_k = turn_board(fit_k, quarter_turn_to_truth(fit_k.corners_px, np.array(r.truth["corners_px"]))[0],
                                        intr)
                     calibrated.add(stacks, stack_heights(r.image, fit_k, occupied, intrinsics=intr,
-                                                         thickness=opts.piece_thickness))
+                                                         thickness=opts.piece_thickness, tops=reading.tops))
                 except VisionError:
                     calibrated.add(stacks, None)
             for key in ("all", f"board {board.name}", f"men {men.kind}", f"corners {board.corners}"):

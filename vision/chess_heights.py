@@ -1,7 +1,8 @@
 """Heights of the stacks of men on a chessboard, through a camera model (issue 19).
 
 Stage function: `stack_heights(frame, board, cells, *, intrinsics=None, thickness=0.12,
-params=StackHeightParams()) -> StackHeights`, for the occupied `cells` a tops reader found.
+tops=None, params=StackHeightParams()) -> StackHeights`, for the occupied `cells` a tops reader
+found (`tops`: its colour per cell, for grouping the tops).
 
 Why it works. Seen from the camera's centre, the plane `z` above the board maps onto the board
 plane by a homothety about the camera's nadir of ratio s = Z / (Z - z) (Z: the camera's height
@@ -39,13 +40,17 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
    radius is then the median distance of the rim's points from that centre: its scatter
    within a group of tops halves (0.19 -> 0.09 px draughts, 0.23 -> 0.10 px chips, measured
    against the truth). A plain counter has no pattern (its directions disagree): its rim's
-   own circle stands.
+   own circle stands. A circle that no stack of 1..max men of the frame's radius (step 3's
+   pooled R) has, a lower man's crescent, a king's crown or a neighbour's rim taken for the
+   top's (2-8 px off on ~14 % of the tops, a third of the wrong heights), is sought again among
+   the same rim points with its radius within what those stacks allow, and re-centred.
 3. the frame's men radius R: the radius over the ratio s the centre's displacement gives, pooled
    with weights by how far each top lies from the nadir (the displacement's resolution); then
    per group of tops (one colour on squares of one parity: a rim line darker than the top
    against a light square reads the rim up to a pixel inside, alike for the whole group) the R
    that best explains the group's rims as whole pieces with their displacements
-   (`_group_radii`);
+   (`_group_radii`); the colour is the tops reader's when given (`tops`), else the top's
+   measured colour;
 4. per stack, a height k = Z (1 - 1 / s) / t from the radius (s = r / R) and one from the
    displacement (a man's off-centre placement is its noise: measured across the nadir
    direction, where no height moves a top), how well the radius tells it measured on the frame
@@ -68,8 +73,11 @@ from the pattern's shifts is what step 2 keeps of it).
 
 Without a calibration the camera is the one the chessboard finder estimated from the board's
 own grid (`vision.chessboard.camera_from_grid`): its focal length sets Z, so every height by the
-same factor; `vision.domination.height_scale` refines that factor on the heights (whole pieces),
-weighed against the grid's focal sigma, and the heights' sigmas carry what is left.
+same factor (the grid's focal length is 5-10 % off on a tilted view, its principal point taken
+at the image centre, and up to twice off seen head on). Step 3 then fits that factor together
+with the groups' radii: the factor and radii that best explain the tops as whole pieces,
+weighed against the grid's focal sigma (as `vision.domination.height_scale` does for the kit),
+and the heights' sigmas carry the factor's own.
 
 Arrays: points in board units `(N, 2) float64 (x, y)` (DESIGN.md's Domination board frame);
 frames BGR `uint8 (H, W, 3)`.
@@ -78,7 +86,7 @@ frames BGR `uint8 (H, W, 3)`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -175,10 +183,12 @@ class StackHeights:
 def stack_heights(
     frame: np.ndarray, board: BoardFit, cells: Sequence[str], *, intrinsics: Intrinsics | None = None,
     thickness: float = 0.12, guess_heights: Sequence[int] | None = None,
-    params: StackHeightParams = StackHeightParams(),
+    tops: Mapping[str, str] | None = None, params: StackHeightParams = StackHeightParams(),
 ) -> StackHeights | None:
     """The heights of the stacks on `cells` (see the module); None without a camera model (a
-    board fit carrying no intrinsics and none given) or without any rim found."""
+    board fit carrying no intrinsics and none given) or without any rim found. `tops`: the
+    tops reader's colour per cell (`TopsReading.tops`), which groups the tops for the men's
+    radius (step 3); without it, by their measured colours."""
     if not 0 < thickness < 1:
         raise ValueError(f"thickness must be in (0, 1) squares, got {thickness}")
     cam = board_intrinsics(board, intrinsics)
@@ -206,7 +216,7 @@ def stack_heights(
     corners = np.asarray(board.corners_px, np.float64)
     px_per_unit = float(np.mean(np.linalg.norm(corners - np.roll(corners, 1, axis=0), axis=1))) / 8.0
     band = params.rim_band_px / max(px_per_unit, 1e-6)
-    circles = _silhouettes(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, band, params)
+    circles, rim_points = _silhouettes(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, band, params)
     ok = np.array([c is not None for c in circles])
     if not ok.any():
         return None
@@ -223,13 +233,70 @@ def stack_heights(
     s_disp_sig = placement / dist
     # the men's radius: r / s over the stacks, weighed by how well each s is known
     R_all = _pooled_radius(radius_fit[ok], radius_sig[ok], s_disp[ok], s_disp_sig[ok])
+    # a circle no stack of 1..max men of the frame's radius has (a lower man's crescent, a
+    # king's crown, a neighbour's rim taken for the top's: 2-8 px off on ~14 % of the tops,
+    # a third of the wrong heights): the consensus again among the same rim points, its
+    # radius within what those stacks allow (from the men's radius to the tallest stack's
+    # half a piece up, the men's radius known to a quarter of `group_bias` as in
+    # `_group_radii`), re-centred on the top's rings
+    slack = 0.25 * params.group_bias
+    r_lo, r_hi = R_all * (1.0 - slack), R_all * s_max * (1.0 + slack)
+    redo = [i for i in range(len(cells)) if ok[i] and not r_lo - band < radius_fit[i] < r_hi + band
+            and rim_points[i] is not None]
+    if redo:
+        again = [_consensus_circle(rim_points[i], band, r_lo, r_hi) for i in redo]
+        again = _centred_on_pattern(frame, board, cam, again, px_per_unit, params)
+        for i, c in zip(redo, again):
+            if c is not None:
+                circles[i] = c
+                centre_fit[i], radius_fit[i], radius_sig[i] = c[0], c[1], c[2]
+        off = centre_fit - centres
+        along, across = np.sum(off * u, axis=1), np.sum(off * v, axis=1)
+        placement = max(1.4826 * float(np.nanmedian(np.abs(across[ok]))), 0.004)
+        s_disp = 1.0 + along / dist
+        s_disp_sig = placement / dist
     # per stack, the radius its group of tops (one colour, one square parity) shows: a rim is
     # read off by up to a pixel, alike for the tops of a colour on squares of a parity
     inner = (rad >= 0.14) & (rad <= 0.26)
     top_bgr = np.median(vals[:, :, inner, :].reshape(len(cells), -1, 3), axis=1).astype(np.float64)
     parity = (np.floor(centres[:, 0]) + np.floor(centres[:, 1])).astype(np.int64) % 2
-    R = _group_radii(radius_fit, radius_sig, s_disp, s_disp_sig, ok, _groups(top_bgr, parity), R_all, Z,
-                     thickness, params)
+    if tops is not None and all(c in tops for c in cells):
+        # the tops reader's colours: one group per colour and square parity, however the lamp,
+        # a shade or glare move a top's measured colour (by colour distance alone a colour's tops
+        # fell into ~9 groups a frame of ~3 tops each, a third of them too few for a radius of
+        # their own)
+        labels = sorted({tops[c] for c in cells})
+        group = np.array([2 * labels.index(tops[c]) + int(parity[i]) for i, c in enumerate(cells)])
+    else:
+        group = _groups(top_bgr, parity)
+    focal_sigma = board.extra.get("focal_sigma_px")
+    scale, scale_sig = 1.0, 0.0
+    joint_fit = intrinsics is None and isinstance(focal_sigma, float | int)
+    if joint_fit:
+        # the camera from the board's own grid: its focal length a times the true one puts the
+        # camera a Z up and every height at a k. The factor and the groups' radii together that
+        # best explain the tops as whole pieces (`_group_radii`'s likelihood), weighed against the
+        # grid's focal length (log-normal, its relative sigma, at least 2 %, at most 0.35 as
+        # `vision.domination.height_scale`), over three of its sigmas in steps of 1 % (one piece
+        # of five is 20 %). Scaling the heights found at the grid's focal length afterwards, as
+        # this module did, left each group's radius fitted to whole pieces at the wrong scale
+        f0 = float(cam.camera_matrix[0, 0])
+        prior = min(max(float(focal_sigma) / f0, 0.02), 0.35) if math.isfinite(float(focal_sigma)) else 0.35
+        la = np.linspace(-3.0 * prior, 3.0 * prior, 2 * max(math.ceil(3.0 * prior / 0.01), 4) + 1)
+        scores, radii = [], []
+        for a in np.exp(la):
+            R_a, score = _group_radii(radius_fit, radius_sig, s_disp, s_disp_sig, ok, group, R_all, Z / a,
+                                      thickness, params)
+            scores.append(score - 0.5 * (math.log(a) / prior) ** 2)
+            radii.append(R_a)
+        sc = np.asarray(scores)
+        best = int(np.argmax(sc))
+        pw = np.exp(sc - sc[best])
+        scale = float(np.exp(la[best]))
+        scale_sig = math.sqrt(float(pw @ (la - la[best]) ** 2) / float(pw.sum()))
+        Z, R = Z / scale, radii[best]
+    else:
+        R, _ = _group_radii(radius_fit, radius_sig, s_disp, s_disp_sig, ok, group, R_all, Z, thickness, params)
     # heights from the top's size and from its displacement; how well the size tells them is
     # measured on the frame itself: the two disagree by both errors (a rim misplaced by the
     # side band, a ring or a shade under it is far more often than the fit's own scatter says)
@@ -255,24 +322,9 @@ def stack_heights(
     good = [i for i in range(len(cells)) if ok[i] and math.isfinite(est[i])]
     estimate = {cells[i]: float(est[i]) for i in good}
     sigma = {cells[i]: float(max(sig[i], 0.05)) for i in good}
-    scale = 1.0
-    focal_sigma = board.extra.get("focal_sigma_px")
-    if intrinsics is None and isinstance(focal_sigma, float | int):
-        # the camera from the board's own grid: its focal length scales every height alike;
-        # the factor that makes them whole pieces, weighed against the grid's sigma
-        from vision.domination import TopsReading, height_scale
-
-        reading = TopsReading({c: "x" for c in estimate}, {c: 1.0 for c in estimate}, None, sigma, estimate)
-        scale, scale_sig = height_scale(reading, float(cam.camera_matrix[0, 0]), float(focal_sigma),
-                                        params.max_height)
-        if abs(math.log(scale)) < 2.0 * scale_sig:
-            # a factor the whole pieces do not tell from 1 by two of its sigmas is where a wide
-            # posterior happens to be lowest (a loose grid focal length, rough heights: 1.22
-            # at 0.14 on a frame whose heights were right at 1.0); the grid's focal length
-            # stands, the sigma says how loose it is
-            scale = 1.0
-        estimate = {c: v / scale for c, v in estimate.items()}
-        sigma = {c: float(math.hypot(v / scale, estimate[c] * scale_sig)) for c, v in sigma.items()}
+    if joint_fit:
+        # the factor's own uncertainty: every height by as much
+        sigma = {c: float(math.hypot(v, estimate[c] * scale_sig)) for c, v in sigma.items()}
     heights = {c: int(np.clip(np.rint(v), 1, params.max_height)) for c, v in estimate.items()}
     top_centre = {cells[i]: (float(centre_fit[i, 0]), float(centre_fit[i, 1])) for i in good}
     top_radius = {cells[i]: float(radius_fit[i]) for i in good}
@@ -298,8 +350,9 @@ def _groups(top_bgr: np.ndarray, parity: np.ndarray) -> np.ndarray:
 
 def _group_radii(r: np.ndarray, r_sig: np.ndarray, s_disp: np.ndarray, s_disp_sig: np.ndarray,
                  ok: np.ndarray, group: np.ndarray, R_all: float, Z: float, t: float,
-                 p: StackHeightParams) -> np.ndarray:
-    """Per stack, the men's radius as its group's rims show it (N,): the radius R that best
+                 p: StackHeightParams) -> tuple[np.ndarray, float]:
+    """Per stack, the men's radius as its group's rims show it (N,), and the log-likelihood of
+    the groups' rims at their radii: the radius R that best
     explains the group's tops as whole pieces, each top's likelihood summed over the heights
     1..max of its radius R s_k (sigma: its fit's, at least 0.2 px: the scatter of a group's
     rims about their common offset) and of its displacement's height; a top no height explains
@@ -312,6 +365,7 @@ def _group_radii(r: np.ndarray, r_sig: np.ndarray, s_disp: np.ndarray, s_disp_si
     grid = R_all * (1.0 + np.linspace(-p.group_bias, p.group_bias, 161))
     prior = -0.5 * ((grid / R_all - 1.0) / (0.25 * p.group_bias)) ** 2
     out = np.full(len(r), R_all)
+    score = 0.0
     # 0.2 px where a square is ~120 px
     sr = np.hypot(np.nan_to_num(r_sig, nan=1.0), 0.0015)
     for g in np.unique(group):
@@ -324,8 +378,11 @@ def _group_radii(r: np.ndarray, r_sig: np.ndarray, s_disp: np.ndarray, s_disp_si
         top = ll.max(axis=2)
         lik = top + np.log(np.exp(ll - top[..., None]).sum(axis=2))
         lik = np.maximum(lik, -8.0 - 0.5 * zd.min(axis=2) ** 2)
-        out[m] = grid[int(np.argmax(lik.sum(axis=1) + prior))]
-    return out
+        total = lik.sum(axis=1) + prior
+        best = int(np.argmax(total))
+        out[m] = grid[best]
+        score += float(total[best])
+    return out, score
 
 
 def _pooled_radius(r: np.ndarray, r_sig: np.ndarray, s: np.ndarray, s_sig: np.ndarray) -> float:
@@ -356,7 +413,7 @@ def _board_colours(frame: np.ndarray, board: BoardFit, cam: Intrinsics) -> np.nd
 
 def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np.ndarray,
                  board_bgr: np.ndarray, centres: np.ndarray, nadir: np.ndarray, s_max: float,
-                 band: float, p: StackHeightParams) -> list[Circle | None]:
+                 band: float, p: StackHeightParams) -> tuple[list[Circle | None], list[np.ndarray | None]]:
     """Per stack, the top's circle from its far side's silhouette against the board: along
     each direction of the top's far side and flanks, the first radius from which the profile
     is the square's own colour (nearer it than the top's) for `board_run`, to a fraction of a
@@ -424,10 +481,12 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     second = found & found_short & (rho_short < rho - 0.5 * float(rad[1] - rad[0])) & (
         rho_short > rho * (1.0 - p.crescent))
     out: list[Circle | None] = []
+    pts_all: list[np.ndarray | None] = []
     for i in range(n):
         sel = found[i] & _far_side(dirs, centres[i], nadir, s_max, p)
         if sel.sum() < 8:
             out.append(None)
+            pts_all.append(None)
             continue
         both = sel & second[i]
         # in order round the side, a direction's second reading after its first
@@ -440,7 +499,8 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
         r_lo, r_hi = p.radius_range[0] * 0.8, p.radius_range[1] * s_max
         circle = _consensus_circle(q, band, r_lo, r_hi) or _robust_circle(q)
         out.append(circle)
-    return out
+        pts_all.append(q)
+    return out, pts_all
 
 
 def _centred_on_pattern(frame: np.ndarray, board: BoardFit, cam: Intrinsics, circles: list[Circle | None],

@@ -214,7 +214,8 @@ class DominationGame(Game):
             # the men's heights through the calibration, or the camera the chessboard finder
             # took from the board's own grid (men of the module's default thickness); as for
             # the kit's board they only settle ambiguity, their sigmas say how little some tell
-            got = stack_heights(image, board, occupied, intrinsics=intrinsics) if occupied else None
+            got = (stack_heights(image, board, occupied, intrinsics=intrinsics, tops=chess.tops)
+                   if occupied else None)
             if got is None or not got.heights:
                 return TopsReading(tops=dict(chess.tops), heights=None, height_sigma=None)
             return TopsReading(tops=dict(chess.tops), heights={c: float(v) for c, v in got.heights.items()},
