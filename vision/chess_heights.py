@@ -40,10 +40,7 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
    radius is then the median distance of the rim's points from that centre: its scatter
    within a group of tops halves (0.19 -> 0.09 px draughts, 0.23 -> 0.10 px chips, measured
    against the truth). A plain counter has no pattern (its directions disagree): its rim's
-   own circle stands. A circle that no stack of 1..max men of the frame's radius (step 3's
-   pooled R) has, a lower man's crescent, a king's crown or a neighbour's rim taken for the
-   top's (2-8 px off on ~14 % of the tops, a third of the wrong heights), is sought again among
-   the same rim points with its radius within what those stacks allow, and re-centred.
+   own circle stands.
 3. the frame's men radius R: the radius over the ratio s the centre's displacement gives, pooled
    with weights by how far each top lies from the nadir (the displacement's resolution); then
    per group of tops (one colour on squares of one parity: a rim line darker than the top
@@ -216,7 +213,7 @@ def stack_heights(
     corners = np.asarray(board.corners_px, np.float64)
     px_per_unit = float(np.mean(np.linalg.norm(corners - np.roll(corners, 1, axis=0), axis=1))) / 8.0
     band = params.rim_band_px / max(px_per_unit, 1e-6)
-    circles, rim_points = _silhouettes(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, band, params)
+    circles = _silhouettes(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, band, params)
     ok = np.array([c is not None for c in circles])
     if not ok.any():
         return None
@@ -233,28 +230,6 @@ def stack_heights(
     s_disp_sig = placement / dist
     # the men's radius: r / s over the stacks, weighed by how well each s is known
     R_all = _pooled_radius(radius_fit[ok], radius_sig[ok], s_disp[ok], s_disp_sig[ok])
-    # a circle no stack of 1..max men of the frame's radius has (a lower man's crescent, a
-    # king's crown, a neighbour's rim taken for the top's: 2-8 px off on ~14 % of the tops,
-    # a third of the wrong heights): the consensus again among the same rim points, its
-    # radius within what those stacks allow (from the men's radius to the tallest stack's
-    # half a piece up, the men's radius known to a quarter of `group_bias` as in
-    # `_group_radii`), re-centred on the top's rings
-    slack = 0.25 * params.group_bias
-    r_lo, r_hi = R_all * (1.0 - slack), R_all * s_max * (1.0 + slack)
-    redo = [i for i in range(len(cells)) if ok[i] and not r_lo - band < radius_fit[i] < r_hi + band
-            and rim_points[i] is not None]
-    if redo:
-        again = [_consensus_circle(rim_points[i], band, r_lo, r_hi) for i in redo]
-        again = _centred_on_pattern(frame, board, cam, again, px_per_unit, params)
-        for i, c in zip(redo, again):
-            if c is not None:
-                circles[i] = c
-                centre_fit[i], radius_fit[i], radius_sig[i] = c[0], c[1], c[2]
-        off = centre_fit - centres
-        along, across = np.sum(off * u, axis=1), np.sum(off * v, axis=1)
-        placement = max(1.4826 * float(np.nanmedian(np.abs(across[ok]))), 0.004)
-        s_disp = 1.0 + along / dist
-        s_disp_sig = placement / dist
     # per stack, the radius its group of tops (one colour, one square parity) shows: a rim is
     # read off by up to a pixel, alike for the tops of a colour on squares of a parity
     inner = (rad >= 0.14) & (rad <= 0.26)
@@ -413,7 +388,7 @@ def _board_colours(frame: np.ndarray, board: BoardFit, cam: Intrinsics) -> np.nd
 
 def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np.ndarray,
                  board_bgr: np.ndarray, centres: np.ndarray, nadir: np.ndarray, s_max: float,
-                 band: float, p: StackHeightParams) -> tuple[list[Circle | None], list[np.ndarray | None]]:
+                 band: float, p: StackHeightParams) -> list[Circle | None]:
     """Per stack, the top's circle from its far side's silhouette against the board: along
     each direction of the top's far side and flanks, the first radius from which the profile
     is the square's own colour (nearer it than the top's) for `board_run`, to a fraction of a
@@ -481,12 +456,10 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     second = found & found_short & (rho_short < rho - 0.5 * float(rad[1] - rad[0])) & (
         rho_short > rho * (1.0 - p.crescent))
     out: list[Circle | None] = []
-    pts_all: list[np.ndarray | None] = []
     for i in range(n):
         sel = found[i] & _far_side(dirs, centres[i], nadir, s_max, p)
         if sel.sum() < 8:
             out.append(None)
-            pts_all.append(None)
             continue
         both = sel & second[i]
         # in order round the side, a direction's second reading after its first
@@ -499,8 +472,7 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
         r_lo, r_hi = p.radius_range[0] * 0.8, p.radius_range[1] * s_max
         circle = _consensus_circle(q, band, r_lo, r_hi) or _robust_circle(q)
         out.append(circle)
-        pts_all.append(q)
-    return out, pts_all
+    return out
 
 
 def _centred_on_pattern(frame: np.ndarray, board: BoardFit, cam: Intrinsics, circles: list[Circle | None],
