@@ -830,38 +830,6 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
             hidden = _towards_neighbours(centre[again], centre[free], u, params.hemming_distance_board)
             free[again] = _seen_all_around(vals[again], rim_edges[2], band[again], min_step[again], span,
                                            hidden | object_rays[again])
-    # (a dark face that differs from the board, with no dot's proof: its outline seen all around
-    # as well, `_dark_seen_all_around`: an empty dark square of a draughts board, a card's print,
-    # a shoe at the table's edge are bounded by lighter ground on some sides only. In grey, in
-    # grey + (B - R) and along its colour to the board, as its closure is taken. The rays under an
-    # object lying across it are left out, and those towards a neighbour read (touching it, or a
-    # chip lying over it: centres `min_separation_board` to `hemming_distance_board` apart; closer
-    # readings are one disc, two ends of one dark bar) where they do not show the outline: the
-    # neighbour's face runs on beyond the rim there, a black one's in grey, a white one's along
-    # the colour of a black face on felt)
-    ask = np.flatnonzero(free & is_black & differs & ~proven & ~clipped_ok)
-    if len(ask):
-        hidden = object_rays[ask] | _towards_neighbours(centre[ask], centre[free], u,
-                                                        params.hemming_distance_board, params.min_separation_board)
-        # (over 0.04 diameters, as a dark face's closure: `_rim_span`)
-        seen = _dark_seen_all_around(vals[ask], rim_edges[2], band[ask], min_step[ask], 1, hidden)
-        if vals_bright is not vals:
-            seen |= _dark_seen_all_around(vals_bright[ask], rim_edges[2], band[ask], min_step[ask] * math.sqrt(3.0),
-                                          1, hidden)
-        if along_dark is not None:
-            dark, along, step = along_dark
-            at = np.searchsorted(dark, ask)
-            known = (at < len(dark)) & (dark[np.minimum(at, len(dark) - 1)] == ask)
-            k = np.flatnonzero(known)
-            if len(k):
-                j = at[k]
-                # (along the colour, a step of half the face's contrast to the board: the grain
-                # and figure of a wooden board's dark squares step by the noise's 4 sigmas along
-                # their own colour, where grey sees no outline; a disc steps by its whole contrast)
-                half = 0.5 * np.linalg.norm(board_colour[dark[j]] - face_colour[dark[j]], axis=1)
-                seen[k] |= _dark_seen_all_around(along[j], rim_edges[2], band[dark[j]], np.maximum(step[j], half), 1,
-                                                 hidden[k])
-        free[ask[~seen]] = False
     # a white face clipped at the sensor's white in every channel, on paper that one channel
     # still shows (warm paper under glare keeps its blue): its outline in that channel
     if vals_bgr is not None and face_colour is not None:
@@ -893,6 +861,47 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
             centre[at] = c_top[ok_c] - geom.thickness_shift(c_top[ok_c], params.thickness_board)
             sigma[at] = np.sqrt(c_sigma[ok_c] ** 2 + (0.003 if not geom.estimated else 0.008) ** 2)
             conf[at] = np.maximum(conf[at], 0.45 + 0.55 * c_cover[ok_c])
+    # (a dark face that differs from the board, with no dot's proof: its outline seen all around
+    # as well, `_dark_seen_all_around`: an empty dark square of a draughts board, a card's print,
+    # a shoe at the table's edge are bounded by lighter ground on some sides only. In grey, in
+    # grey + (B - R) and along its colour to the board, as its closure is taken. The rays under an
+    # object lying across it are left out, and those towards a neighbour read (touching it, or a
+    # chip lying over it: centres `min_separation_board` to `hemming_distance_board` apart; closer
+    # readings are one disc, two ends of one dark bar) where they do not show the outline: the
+    # neighbour's face runs on beyond the rim there, a black one's in grey, a white one's along
+    # the colour of a black face on felt)
+    ask = np.flatnonzero(free & is_black & differs & ~proven & ~clipped_ok)
+    if len(ask):
+        # (and those whose board beyond the rim lies off the board: the table beyond its edge may
+        # be as dark as the face)
+        reach = starts[ask][:, None, :] + RIM_RADII[-1] * u[None]
+        off_board = np.any((reach < 0.0) | (reach > board.size_board), axis=2)
+        hidden = object_rays[ask] | off_board | _towards_neighbours(centre[ask], centre[free], u,
+                                                                    params.hemming_distance_board,
+                                                                    params.min_separation_board)
+        # (a ray sees the outline in whichever channel shows it: a lit black face on green felt
+        # steps to the felt along its colour and to a drawn light line beyond it in grey. Over
+        # 0.04 diameters, as a dark face's closure: `_rim_span`)
+        up = np.ones(len(ask))
+        rays = _around_shares(vals[ask], rim_edges[2], band[ask], min_step[ask], up, 1)[3]
+        if vals_bright is not vals:
+            rays |= _around_shares(vals_bright[ask], rim_edges[2], band[ask], min_step[ask] * math.sqrt(3.0), up,
+                                   1)[3]
+        if along_dark is not None:
+            dark, along, step = along_dark
+            at = np.searchsorted(dark, ask)
+            known = (at < len(dark)) & (dark[np.minimum(at, len(dark) - 1)] == ask)
+            k = np.flatnonzero(known)
+            if len(k):
+                j = at[k]
+                # (along the colour, a step of half the one the outline shows on most rays: the
+                # grain and figure of a wooden board's dark squares step by the noise's 4 sigmas
+                # along their own colour, where grey sees no outline; a disc steps by its contrast)
+                half = 0.5 * _median_step_beyond(along[j], rim_edges[2], band[dark[j]])
+                rays[k] |= _around_shares(along[j], rim_edges[2], band[dark[j]], np.maximum(step[j], half), up[k],
+                                          1)[3]
+        seen = _dark_seen_all_around(rays, band[ask], hidden)
+        free[ask[~seen]] = False
     hemmed = keep & neutral & ~free & half_closed & half_beside & dot_round & differs & even & round_outline
     keep = free | (hemmed & _hemmed_in(centre, free, hemmed, params))
     idx = np.flatnonzero(keep)
@@ -1529,15 +1538,27 @@ def _around_shares(vals: np.ndarray, r_top: float, band: np.ndarray, min_step: n
     return share, share_beside, n_use, seen
 
 
-def _dark_seen_all_around(vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
-                          span: int = 1, hidden: np.ndarray | None = None) -> np.ndarray:
-    """Which dark faces (N,) show their outline all around (`_around_shares`, polarity +1; the
-    arguments as `_seen_all_around`'s): on `DARK_ALL_AROUND_SHARE` of the rays used, or on
-    `BESIDE_ALL_AROUND_SHARE` of them with the rest one arc centred on the direction away from
-    the camera, where the camera sees the pieces' sides (a piece thicker than the kit's seen
-    obliquely, `DARK_ALL_AROUND_SHARE`). With fewer than half the rays left, the outline is taken
-    as seen (hemmed in: the rules of the hemmed-in discs speak for it)."""
-    _, _, _, seen = _around_shares(vals, r_top, band, min_step, np.ones(len(vals)), span)
+def _median_step_beyond(vals: np.ndarray, r_top: float, band: np.ndarray) -> np.ndarray:
+    """Each dark face's (N,) median over its rays of what lies beyond the rim less the face
+    (`vals` (N, R, DOT_RADII + RIM_RADII), `band` (N, R), as `_face_against_beside` takes them):
+    the step its outline shows on most rays."""
+    nd = len(DOT_RADII)
+    face = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
+    rim = vals[..., nd:]
+    start = np.minimum(r_top + np.maximum(band, 0.0) + 0.04, RIM_RADII[-2])
+    beyond_rim = RIM_RADII[None, None, :] >= start[..., None]
+    beyond = (rim * beyond_rim).sum(axis=2) / beyond_rim.sum(axis=2)
+    return np.median(beyond - face, axis=1)
+
+
+def _dark_seen_all_around(seen: np.ndarray, band: np.ndarray, hidden: np.ndarray | None = None) -> np.ndarray:
+    """Which dark faces (N,) show their outline all around, from the rays `seen` (N, R) on which
+    it is seen in some channel (`_around_shares`, polarity +1; `band` (N, R) the visible side
+    band, `hidden` (N, R) rays that may be left out): on `DARK_ALL_AROUND_SHARE` of the rays
+    used, or on `BESIDE_ALL_AROUND_SHARE` of them with the rest one arc centred on the direction
+    away from the camera, where the camera sees the pieces' sides (a piece thicker than the kit's
+    seen obliquely, `DARK_ALL_AROUND_SHARE`). With fewer than half the rays left, the outline is
+    taken as seen (hemmed in: the rules of the hemmed-in discs speak for it)."""
     # (a ray towards a neighbour is left out only where the outline is not seen on it: a disc
     # that shows its rim between itself and a neighbour has shown it there)
     use = np.ones(seen.shape, bool) if hidden is None else ~(hidden & ~seen)
