@@ -119,6 +119,16 @@ FACE_RING_ANGLES = 24
 BESIDE_ALL_AROUND_SHARE = 2.0 / 3.0
 
 
+#: a dark face that differs from its board shows its outline all around too: on this share of
+#: the rays (`_dark_seen_all_around`; real stones, coins and men 20-24 of 24 where their outline
+#: is missing on more than one arc; the empty dark squares of a wooden draughts board, open at
+#: their four corners where the dark squares meet, 16-18, a card's print, a shoe or a sleeve at a
+#: table's edge 12-13): between 18 and 21, 19.5, which takes 20 rays of 24. A piece much thicker
+#: than the kit's (a carrom coin, a Go stone, 0.3-0.4 diameters) seen 45 degrees off the vertical
+#: is a longer dark shape than its circle, its top face further from the camera than the profiles
+#: reach: 18-19 rays of 24, the other 5-6 one arc behind it; such an outline counts on
+#: `BESIDE_ALL_AROUND_SHARE` of the rays (the dark squares' corners open theirs on four arcs)
+DARK_ALL_AROUND_SHARE = 19.5 / 24
 @dataclass(frozen=True)
 class DiscParams:
     """Tuning of the disc detector (shipped defaults). Lengths in board units (disc diameters)."""
@@ -576,6 +586,7 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
                                                        min_step * math.sqrt(3.0), polarity))
     beside_share = _face_against_beside(vals[:n], rim_edges[2], band, min_step, polarity)
     rim_in_colour = np.zeros(len(cands), bool)
+    along_dark = None  # (the dark faces' profiles along their colour to the board, and their least step)
     if vals_bgr is not None and (is_black | saturated).any():
         # (and along the colour in which this face and the board under it differ most, measured
         # on both: a black face on saturated felt can be as bright as the felt, grey and even
@@ -591,6 +602,7 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
         step = np.maximum(params.min_rim_step, params.outline_snr * along_noise)
         up = np.ones(len(dark))
         r_dark, band_dark = rim_edges[2], band[dark]
+        along_dark = (dark, along, step)
         closure[dark] = np.maximum(closure[dark], _outline_closure(along[..., nd:], r_dark, band_dark, step, up))
         beside_share[dark] = np.maximum(beside_share[dark], _face_against_beside(along, r_dark, band_dark, step, up))
         # (such a face's rim steps are clipped in grey too: where the grey fit found no rim, the
@@ -849,6 +861,47 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
             centre[at] = c_top[ok_c] - geom.thickness_shift(c_top[ok_c], params.thickness_board)
             sigma[at] = np.sqrt(c_sigma[ok_c] ** 2 + (0.003 if not geom.estimated else 0.008) ** 2)
             conf[at] = np.maximum(conf[at], 0.45 + 0.55 * c_cover[ok_c])
+    # (a dark face that differs from the board, with no dot's proof: its outline seen all around
+    # as well, `_dark_seen_all_around`: an empty dark square of a draughts board, a card's print,
+    # a shoe at the table's edge are bounded by lighter ground on some sides only. In grey, in
+    # grey + (B - R) and along its colour to the board, as its closure is taken. The rays under an
+    # object lying across it are left out, and those towards a neighbour read (touching it, or a
+    # chip lying over it: centres `min_separation_board` to `hemming_distance_board` apart; closer
+    # readings are one disc, two ends of one dark bar) where they do not show the outline: the
+    # neighbour's face runs on beyond the rim there, a black one's in grey, a white one's along
+    # the colour of a black face on felt)
+    ask = np.flatnonzero(free & is_black & differs & ~proven & ~clipped_ok)
+    if len(ask):
+        # (and those whose board beyond the rim lies off the board: the table beyond its edge may
+        # be as dark as the face)
+        reach = starts[ask][:, None, :] + RIM_RADII[-1] * u[None]
+        off_board = np.any((reach < 0.0) | (reach > board.size_board), axis=2)
+        hidden = object_rays[ask] | off_board | _towards_neighbours(centre[ask], centre[free], u,
+                                                                    params.hemming_distance_board,
+                                                                    params.min_separation_board)
+        # (a ray sees the outline in whichever channel shows it: a lit black face on green felt
+        # steps to the felt along its colour and to a drawn light line beyond it in grey. Over
+        # 0.04 diameters, as a dark face's closure: `_rim_span`)
+        up = np.ones(len(ask))
+        rays = _around_shares(vals[ask], rim_edges[2], band[ask], min_step[ask], up, 1)[3]
+        if vals_bright is not vals:
+            rays |= _around_shares(vals_bright[ask], rim_edges[2], band[ask], min_step[ask] * math.sqrt(3.0), up,
+                                   1)[3]
+        if along_dark is not None:
+            dark, along, step = along_dark
+            at = np.searchsorted(dark, ask)
+            known = (at < len(dark)) & (dark[np.minimum(at, len(dark) - 1)] == ask)
+            k = np.flatnonzero(known)
+            if len(k):
+                j = at[k]
+                # (along the colour, a step of half the one the outline shows on most rays: the
+                # grain and figure of a wooden board's dark squares step by the noise's 4 sigmas
+                # along their own colour, where grey sees no outline; a disc steps by its contrast)
+                half = 0.5 * _median_step_beyond(along[j], rim_edges[2], band[dark[j]])
+                rays[k] |= _around_shares(along[j], rim_edges[2], band[dark[j]], np.maximum(step[j], half), up[k],
+                                          1)[3]
+        seen = _dark_seen_all_around(rays, band[ask], hidden)
+        free[ask[~seen]] = False
     hemmed = keep & neutral & ~free & half_closed & half_beside & dot_round & differs & even & round_outline
     keep = free | (hemmed & _hemmed_in(centre, free, hemmed, params))
     idx = np.flatnonzero(keep)
@@ -1452,17 +1505,91 @@ def _outline_closure(rim_vals: np.ndarray, r_top: float, band: np.ndarray, min_s
     return ((d2 > min_step[:, None, None]) & (rr[None, None, lo:hi] < limit)).any(axis=2).mean(axis=1)
 
 
+def _around_shares(vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
+                   polarity: np.ndarray, span: int = 1, hidden: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """How much of each face's outline (N,) is seen (`vals` (N, R, DOT_RADII + RIM_RADII), `band`
+    (N, R) the visible side band, `min_step` (N,) the least step that counts, `polarity` (N,) +1 a
+    dark face, -1 a light one, `span` the rim's width in samples, `_rim_span`; `hidden` (N, R) rays
+    left out): (the share of the rays used on which the profile steps with the face's sign at the
+    rim (as `_outline_closure` takes it) or the face differs, by that step and with its sign, from
+    what lies beyond the rim (as `_face_against_beside`); the share on which the latter; the number
+    of rays used (N,); the rays used on which the outline is seen (N, R))."""
+    nd = len(DOT_RADII)
+    rim = vals[..., nd:]
+    rr = RIM_RADII[span:-span]
+    limit = r_top + np.maximum(band, 0.0)[..., None] + 0.05  # (N, R, 1)
+    lo = int(np.searchsorted(rr, r_top - 0.05, side="right"))
+    hi = max(int(np.searchsorted(rr, limit.max(), side="left")), lo + 1)
+    sign = polarity.astype(rim.dtype)[:, None, None]
+    # (a dark face steps up outward, a light one down)
+    out = (rim[..., 2 * span + lo:2 * span + hi] - rim[..., lo:hi]) * sign
+    step = ((out > min_step[:, None, None]) & (rr[None, None, lo:hi] < limit)).any(axis=2)
+    face = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
+    start = np.minimum(r_top + np.maximum(band, 0.0) + 0.04, RIM_RADII[-2])
+    beyond_rim = RIM_RADII[None, None, :] >= start[..., None]
+    beyond = (rim * beyond_rim).sum(axis=2) / beyond_rim.sum(axis=2)
+    beside = (beyond - face) * sign[..., 0] > min_step[:, None]
+    use = np.ones(step.shape, bool) if hidden is None else ~hidden
+    n_use = use.sum(axis=1)
+    seen = (step | beside) & use
+    share = seen.sum(axis=1) / np.maximum(n_use, 1)
+    share_beside = (beside & use).sum(axis=1) / np.maximum(n_use, 1)
+    return share, share_beside, n_use, seen
+
+
+def _median_step_beyond(vals: np.ndarray, r_top: float, band: np.ndarray) -> np.ndarray:
+    """Each dark face's (N,) median over its rays of what lies beyond the rim less the face
+    (`vals` (N, R, DOT_RADII + RIM_RADII), `band` (N, R), as `_face_against_beside` takes them):
+    the step its outline shows on most rays."""
+    nd = len(DOT_RADII)
+    face = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
+    rim = vals[..., nd:]
+    start = np.minimum(r_top + np.maximum(band, 0.0) + 0.04, RIM_RADII[-2])
+    beyond_rim = RIM_RADII[None, None, :] >= start[..., None]
+    beyond = (rim * beyond_rim).sum(axis=2) / beyond_rim.sum(axis=2)
+    return np.median(beyond - face, axis=1)
+
+
+def _dark_seen_all_around(seen: np.ndarray, band: np.ndarray, hidden: np.ndarray | None = None) -> np.ndarray:
+    """Which dark faces (N,) show their outline all around, from the rays `seen` (N, R) on which
+    it is seen in some channel (`_around_shares`, polarity +1; `band` (N, R) the visible side
+    band, `hidden` (N, R) rays that may be left out): on `DARK_ALL_AROUND_SHARE` of the rays
+    used, or on `BESIDE_ALL_AROUND_SHARE` of them with the rest one arc centred on the direction
+    away from the camera, where the camera sees the pieces' sides (a piece thicker than the kit's
+    seen obliquely, `DARK_ALL_AROUND_SHARE`). With fewer than half the rays left, the outline is
+    taken as seen (hemmed in: the rules of the hemmed-in discs speak for it)."""
+    # (a ray towards a neighbour is left out only where the outline is not seen on it: a disc
+    # that shows its rim between itself and a neighbour has shown it there)
+    use = np.ones(seen.shape, bool) if hidden is None else ~(hidden & ~seen)
+    n_use = use.sum(axis=1)
+    share = seen.sum(axis=1) / np.maximum(n_use, 1)
+    missing = use & ~seen
+    n_rays = seen.shape[1]
+    # (one arc: the missing rays start a run once around the circle)
+    one_arc = (missing & ~np.roll(missing, 1, axis=1)).sum(axis=1) == 1
+    # (centred within a ray and a half of the ray the side band is widest behind, `band` least:
+    # the top face of a thick piece lies further away from the camera; and only where the camera
+    # sees the kit's sides a profile sample wide at least: from straight above no piece's top
+    # face lies off its foot)
+    ang = np.arange(n_rays) * (2 * math.pi / n_rays)
+    arc = np.arctan2((missing * np.sin(ang)).sum(axis=1), (missing * np.cos(ang)).sum(axis=1))
+    away = ang[np.argmin(band, axis=1)]
+    centred = np.abs(np.angle(np.exp(1j * (arc - away)))) <= 1.5 * (2 * math.pi / n_rays)
+    sides = band.max(axis=1) >= RIM_RADII[1] - RIM_RADII[0]
+    thick = one_arc & centred & sides & (share >= BESIDE_ALL_AROUND_SHARE)
+    return (share >= DARK_ALL_AROUND_SHARE) | thick | (2 * n_use < n_rays)
+
+
 def _seen_all_around(vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
                      span: int = 1, hidden: np.ndarray | None = None) -> np.ndarray:
-    """Which light faces (N,) show their outline all around (`vals` (N, R, DOT_RADII + RIM_RADII),
-    `band` (N, R) the visible side band, `min_step` (N,) the least step that counts, `span` the
-    rim's width in samples, `_rim_span`): on `ALL_AROUND_SHARE` of the rays the profile steps
-    down at the rim (as `_outline_closure` takes it) or the face differs, by that step, from what
-    lies beyond the rim (as `_face_against_beside`), and on `BESIDE_ALL_AROUND_SHARE` of them the
-    latter. A light disc is lighter than its side, its shadow and the gap beside a neighbour all
-    round: a Go stone touching others, on real photos, on 21-24 rays of 24 (a bowl's shadow or a
-    highlight takes out up to 3), and differs from what lies beyond on 17 (the shadow's gap
-    against a lighter neighbour). The light wedge of a square between a man and the square's
+    """Which light faces (N,) show their outline all around (`_around_shares`, polarity -1): on
+    `ALL_AROUND_SHARE` of the rays the profile steps down at the rim (as `_outline_closure`
+    takes it) or the face differs from what lies beyond the rim (as `_face_against_beside`), and
+    on `BESIDE_ALL_AROUND_SHARE` of them the latter. A light disc is lighter than its side, its
+    shadow and the gap beside a neighbour all round: a Go stone touching others, on real photos,
+    on 21-24 rays of 24 (a bowl's shadow or a highlight takes out up to 3), and differs from what
+    lies beyond on 17 (the shadow's gap against a lighter neighbour). The light wedge of a square between a man and the square's
     dark corner neighbours is bounded by them on two sides, but the square's own colour runs on
     past it on two runs of 3-8 rays (13-21 such phantoms a photo on a roll-up checkers board);
     a playing card's symbol or lattice has a line for an outline, the card's own colour beyond
@@ -1470,37 +1597,21 @@ def _seen_all_around(vals: np.ndarray, r_top: float, band: np.ndarray, min_step:
     is missing on 4 rays or more). `hidden` (N, R): rays left out (towards a touching neighbour
     of its colour, whose face runs on beyond the rim); with fewer than half the rays left, the
     outline is taken as seen (hemmed in: the rules of the hemmed-in discs speak for it)."""
-    nd = len(DOT_RADII)
-    rim = vals[..., nd:]
-    rr = RIM_RADII[span:-span]
-    limit = r_top + np.maximum(band, 0.0)[..., None] + 0.05  # (N, R, 1)
-    lo = int(np.searchsorted(rr, r_top - 0.05, side="right"))
-    hi = max(int(np.searchsorted(rr, limit.max(), side="left")), lo + 1)
-    # (a light face steps down outward)
-    down = rim[..., lo:hi] - rim[..., 2 * span + lo:2 * span + hi]
-    step = ((down > min_step[:, None, None]) & (rr[None, None, lo:hi] < limit)).any(axis=2)
-    face = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
-    start = np.minimum(r_top + np.maximum(band, 0.0) + 0.04, RIM_RADII[-2])
-    beyond_rim = RIM_RADII[None, None, :] >= start[..., None]
-    beyond = (rim * beyond_rim).sum(axis=2) / beyond_rim.sum(axis=2)
-    beside = (face - beyond) > min_step[:, None]
-    use = np.ones(step.shape, bool) if hidden is None else ~hidden
-    n_use = use.sum(axis=1)
-    share = ((step | beside) & use).sum(axis=1) / np.maximum(n_use, 1)
-    share_beside = (beside & use).sum(axis=1) / np.maximum(n_use, 1)
+    share, share_beside, n_use, _ = _around_shares(vals, r_top, band, min_step, np.full(len(vals), -1.0), span,
+                                                   hidden)
     return (((share >= ALL_AROUND_SHARE) & (share_beside >= BESIDE_ALL_AROUND_SHARE))
-            | (2 * n_use < use.shape[1]))
+            | (2 * n_use < vals.shape[1]))
 
 
 def _towards_neighbours(centres: np.ndarray, neighbours: np.ndarray, u: np.ndarray,
-                        touching: float) -> np.ndarray:
+                        touching: float, nearest: float = 0.0) -> np.ndarray:
     """Which rays `u` (R, 2) from each of `centres` (N, 2) point at a disc among `neighbours`
-    (M, 2) touching it (centres within `touching`, board units; the reading itself, at distance
-    0, left out): those within the neighbour's half-width as seen from the centre, asin(0.5 / d),
-    and half a ray's spacing (N, R)."""
+    (M, 2) touching it (centres within `touching`, and further than `nearest`, board units; the
+    reading itself, at distance 0, left out): those within the neighbour's half-width as seen from
+    the centre, asin(0.5 / d), and half a ray's spacing (N, R)."""
     d = neighbours[None, :, :] - centres[:, None, :]  # (N, M, 2)
     dist = np.linalg.norm(d, axis=2)
-    near = (dist > 1e-6) & (dist <= touching)
+    near = (dist > max(nearest, 1e-6)) & (dist <= touching)
     half = np.arcsin(np.minimum(1.0, 0.5 / np.maximum(dist, 0.5))) + math.pi / len(u)
     cosang = (d @ u.T) / np.maximum(dist, 1e-6)[..., None]  # (N, M, R)
     within = np.arccos(np.clip(cosang, -1.0, 1.0)) <= half[..., None]
