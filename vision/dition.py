@@ -822,10 +822,13 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
     # still shows (warm paper under glare keeps its blue): its outline in that channel
     if vals_bgr is not None and face_colour is not None:
         lit = inside & neutral & ~free & ~is_black & (face_colour.min(axis=1) >= params.clip_level)
-        if lit.any():
-            at = np.flatnonzero(lit)
-            # (the readings accepted so far: their outlines are theirs, `_own_half_outline`)
-            accepted = top_c[free]
+        # (twice: closed all around first; then on half the rays, once every face closed all
+        # around is read: the rays towards those readings speak for them, `_own_half_outline`)
+        for half in (False, True):
+            at = np.flatnonzero(lit & ~free)
+            if len(at) == 0:
+                break
+            accepted = centre[free] if half else None
             ok_c, c_top, c_sigma, c_cover = _clipped_outline(vals_bgr[at][:, :, nd:], u, starts[at], rim_edges[2],
                                                              noise_bgr, params, accepted)
             # (again from the circle's centre where it lies off the start: a white disc on
@@ -1105,8 +1108,8 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
     off by the sensor). Under glare warm paper clips in red and green but keeps 15-20 levels
     of blue under a neutral white face; bare paper there is the paper's own blue, with no
     round step at a disc's radius, and a face on paper clipped in all three shows nothing.
-    Or on half the rays (`_own_half_outline`, given the accepted readings' top-face centres
-    `neighbours` (M, 2)): the side band and the shadow of a face on clipped paper.
+    Or, given the readings accepted so far `neighbours` (M, 2), on half the rays that point at
+    none of them (`_own_half_outline`): the side band and the shadow of a face on clipped paper.
     Returns which (N,), the top face's centres (N, 2), their 1-sigma (N,), the rays' share on
     the circle (N,)."""
     n = len(rim_bgr)
@@ -1210,7 +1213,10 @@ def _own_half_outline(on: np.ndarray, centres: np.ndarray, sigma: np.ndarray, u:
     rims, their sides and the soft fall-off of their shadows at a disc's radius, a ring of halos
     on up to 0.7 of the rays (seed 1 glare frame 9: five discs 1.12-1.27 away), which is theirs,
     not a face's here. Near: the ring the profiles see beyond this rim (out to the last of
-    `RIM_RADII`) and a neighbour's own ring of side band and shadow, as wide, meet. A disc: at
+    `RIM_RADII`) and a neighbour's own ring of side band and shadow, as wide, meet. Accepted:
+    every face closed all around included (the caller asks this after those; Othello-thick
+    discs, seed 1 frame 8, (2.46, 3.84): clipped paper between the corner of the inner square and
+    two such discs 1.2-1.3 away, read as a disc while they were not yet). A disc: at
     least half of its rays left to speak, the circle (`centres` (N, 2)) through the rays `on`
     (N, R) on half of those (`min_closure`, what any face that differs from the board must show),
     and located as a rim is (its 1-sigma `sigma` (N,) within half of what a piece a little off
