@@ -285,6 +285,47 @@ def test_white_discs_clipped_in_glare_closed_by_a_shallow_shadow() -> None:
     assert median < 0.005
 
 
+@pytest.mark.parametrize(("frame", "centres"), [
+    (29, ((19.27, 18.66),)),
+    (24, ((18.6, 5.87),)),
+])
+def test_white_discs_clipped_in_glare_showing_half_their_outline_are_found(frame, centres) -> None:
+    """Glare (variety benchmark, seed 1, frames 29 and 24): white faces clipped at 255 in all three
+    channels on paper clipped as white, whose side band and shadow, the only things darker than
+    the paper's white, show a crescent: a circle of the disc's size, fitted to 0.006-0.011, on
+    0.5-0.62 of the rays, no neighbour on those rays (re-rendered without the disc, the frame
+    changes by 6 levels or more on 0.67-0.79 of the rays just outside it). Held to three
+    quarters of the rays, they were missed; half of the rays that point at no reading nearby now
+    count. No phantom. Left in frame 24: (17.18, 4.69), whose crescent's circle is located to
+    0.010-0.013 only, and (17.98, 0.6), whose rays towards the board's edge line, 0.6 away, cannot
+    speak (a line's edge is ink)."""
+    discs, found = _bench_frame(1, frame, Variety(light="glare"))
+    for x, y in centres:
+        near = [d for d in found if np.hypot(d.centre_board[0] - x, d.centre_board[1] - y) < 0.1]
+        assert [d.colour for d in near] == ["white"]
+    _missed, phantoms, colours, median = _score(discs, found)
+    assert (phantoms, colours) == (0, 0)
+    assert median < 0.005
+
+
+def test_bare_paper_beside_a_drawn_line_and_discs_is_not_a_disc() -> None:
+    """JPEG 60 (variety benchmark, seed 1, frame 8): bare paper clipped at 255 at (2.50, 12.39),
+    the inner square's line 0.5 away and five discs 1.3-1.8 away: the line's edge and the discs'
+    halos close a circle on half of its rays. The rays across the line are ink's, not a rim's."""
+    discs, found = _bench_frame(1, 8, Variety(camera="jpeg"))
+    assert _score(discs, found)[:3] == (0, 0, 0)
+
+
+def test_bare_paper_ringed_by_the_halos_of_discs_in_glare_is_not_a_disc() -> None:
+    """Glare (variety benchmark, seed 1, frame 9): bare paper clipped at 255 at (7.04, 9.82), five
+    discs 1.12-1.27 away: their rims and shadows' soft fall-off cross halfway at a disc's radius
+    on 0.71 of its rays, a circle fitted to 0.005. Counted on every ray at half of them it was a
+    phantom; those rays point at the discs whose halos they are, and speak for them."""
+    discs, found = _bench_frame(1, 9, Variety(light="glare"))
+    assert not [d for d in found if np.hypot(d.centre_board[0] - 7.04, d.centre_board[1] - 9.82) < 0.3]
+    assert _score(discs, found)[1:3] == (0, 0)
+
+
 def test_bare_paper_among_shadows_in_glare_is_not_a_disc() -> None:
     """Glare (variety benchmark, seed 1, frame 17): patches of bare paper clipped at 255 among
     discs whose soft shadows close around them cross halfway between paper and shadow along a

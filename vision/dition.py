@@ -834,10 +834,19 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
     # still shows (warm paper under glare keeps its blue): its outline in that channel
     if vals_bgr is not None and face_colour is not None:
         lit = inside & neutral & ~free & ~is_black & (face_colour.min(axis=1) >= params.clip_level)
-        if lit.any():
-            at = np.flatnonzero(lit)
+        # (twice: closed all around first; then on half the rays, once every face closed all
+        # around is read: the rays towards those readings speak for them, `_own_half_outline`,
+        # and so do those across the drawn lines, as wide as the dot candidates keep clear of,
+        # `_off_ink`)
+        line_band = params.line_exclusion_board if intrinsics is not None else max(
+            params.line_exclusion_board, params.line_exclusion_uncalibrated_board)
+        for half in (False, True):
+            at = np.flatnonzero(lit & ~free)
+            if len(at) == 0:
+                break
+            accepted = centre[free] if half else None
             ok_c, c_top, c_sigma, c_cover = _clipped_outline(vals_bgr[at][:, :, nd:], u, starts[at], rim_edges[2],
-                                                             noise_bgr, params)
+                                                             noise_bgr, params, accepted, line_band)
             # (again from the circle's centre where it lies off the start: a white disc on
             # clipped paper votes with its shadow side only, and its vote peak lies up to a rim's
             # reach and more off its centre, where the rays on the far side run out of the face
@@ -854,7 +863,8 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
                 from_c = from_c.copy()
                 from_c[redo] = c_top[redo]
                 _, _, _, bgr2 = _sample_profiles(frame, tables.lookup_px, c_top[redo], RIM_RADII, params.n_rays)
-                ok2, c2, sig2, cov2 = _clipped_outline(bgr2, u, c_top[redo], rim_edges[2], noise_bgr, params)
+                ok2, c2, sig2, cov2 = _clipped_outline(bgr2, u, c_top[redo], rim_edges[2], noise_bgr, params,
+                                                       accepted, line_band)
                 ok_c[redo], c_top[redo], c_sigma[redo], c_cover[redo] = ok2, c2, sig2, cov2
             at = at[ok_c]
             free[at] = True
@@ -1138,8 +1148,8 @@ def _proven_by_dot(closure: np.ndarray, beside_share: np.ndarray, dot_round: np.
 
 
 def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_top: float,
-                     noise_bgr: np.ndarray, params: DiscParams
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                     noise_bgr: np.ndarray, params: DiscParams, neighbours: np.ndarray | None = None,
+                     line_band_board: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The outline of a white face clipped at the sensor's white in every channel, in the one
     channel its surroundings still show: for each candidate (profiles `rim_bgr` (N, R,
     RIM_RADII, 3) from `starts` (N, 2), ray directions `u`) the channel whose ring beyond the
@@ -1155,6 +1165,9 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
     off by the sensor). Under glare warm paper clips in red and green but keeps 15-20 levels
     of blue under a neutral white face; bare paper there is the paper's own blue, with no
     round step at a disc's radius, and a face on paper clipped in all three shows nothing.
+    Or, given the readings accepted so far `neighbours` (M, 2), on half the rays that point at
+    none of them and cross no drawn line near the rim (within `line_band_board`,
+    `_own_half_outline`): the side band and the shadow of a face on clipped paper.
     Returns which (N,), the top face's centres (N, 2), their 1-sigma (N,), the rays' share on
     the circle (N,)."""
     n = len(rim_bgr)
@@ -1242,7 +1255,48 @@ def _clipped_outline(rim_bgr: np.ndarray, u: np.ndarray, starts: np.ndarray, r_t
     low_far = np.where(RIM_RADII > rho + RIM_REACH_BOARD, vals, np.inf).min(axis=2)
     falls_on = on & (low_far < low_out - step[:, None]) & (low_far >= params.black_ratio * face)
     cover = on.mean(axis=1)
-    return good & (cover >= 0.75) & (falls_on.sum(axis=1) <= 0.5 * on.sum(axis=1)), c, sig, cover
+    closed = (cover >= 0.75) | _own_half_outline(on, c, sig, u, neighbours, line_band_board, params)
+    return good & closed & (falls_on.sum(axis=1) <= 0.5 * on.sum(axis=1)), c, sig, cover
+
+
+def _own_half_outline(on: np.ndarray, centres: np.ndarray, sigma: np.ndarray, u: np.ndarray,
+                      neighbours: np.ndarray | None, line_band_board: float, params: DiscParams) -> np.ndarray:
+    """Whether a white face clipped on paper clipped at the sensor's white shows its own outline
+    on half the rays (N,): of a face whose contrast the sensor cut off, only what is darker than
+    the paper's white is left to see: its side band on the camera's side and its shadow on the
+    side away from the light, each a crescent, together about half of its outline (the varied
+    table's lamp and glare: 0.5-0.7 of the rays; the rest of its rim lies clipped against clipped
+    paper, nothing to see there). Only the rays that do not point at an accepted reading near
+    it speak (`neighbours` (M, 2), `_towards_neighbours`): bare paper ringed by discs has their
+    rims, their sides and the soft fall-off of their shadows at a disc's radius, a ring of halos
+    on up to 0.7 of the rays (seed 1 glare frame 9: five discs 1.12-1.27 away), which is theirs,
+    not a face's here. Near: the ring the profiles see beyond this rim (out to the last of
+    `RIM_RADII`) and a neighbour's own ring of side band and shadow, as wide, meet. Accepted:
+    every face closed all around included (the caller asks this after those; Othello-thick
+    discs, seed 1 frame 8, (2.46, 3.84): clipped paper between the corner of the inner square and
+    two such discs 1.2-1.3 away, read as a disc while they were not yet). Nor the rays that
+    come within `line_band_board` of a drawn line (`_distance_to_lines`) where their halfway
+    crossing is sought (0.1 inside the rim to 0.12 out, `_clipped_outline`): a line's edge is
+    ink, not a rim (JPEG 60, seed 1 frame 8, (2.50, 12.39): clipped paper with the inner square's
+    line 0.5 away and discs 1.3-1.6 away). A disc: at
+    least half of its rays left to speak, the circle (`centres` (N, 2)) through the rays `on`
+    (N, R) on half of those (`min_closure`, what any face that differs from the board must show),
+    and located as a rim is (its 1-sigma `sigma` (N,) within half of what a piece a little off
+    round leaves, `RIM_REFIT_BOARD`, as the grey and colour rims of clipped faces are held to)."""
+    if neighbours is None:
+        return np.zeros(len(on), bool)
+    ring = float(RIM_RADII[-1]) - 0.5 * params.disc_diameter_board
+    hidden = _towards_neighbours(centres, np.asarray(neighbours, np.float64).reshape(-1, 2), u,
+                                 params.disc_diameter_board + 2.0 * ring)
+    r_top = 0.5 * params.disc_diameter_board
+    radii = np.linspace(r_top - 0.1, r_top + 0.12, 6)
+    along = centres[:, None, None, :] + radii[None, None, :, None] * u[None, :, None, :]  # (N, R, K, 2)
+    on_ink = _distance_to_lines(along.reshape(-1, 2)).reshape(along.shape[:3]) <= line_band_board
+    hidden |= on_ink.any(axis=2)
+    left = (~hidden).sum(axis=1)
+    own = (on & ~hidden).sum(axis=1) / np.maximum(left, 1)
+    return ((left >= params.min_closure * on.shape[1]) & (own >= params.min_closure)
+            & (sigma <= 0.5 * RIM_REFIT_BOARD))
 
 
 def _hemmed_in(centres: np.ndarray, free: np.ndarray, hemmed: np.ndarray, params: DiscParams) -> np.ndarray:
