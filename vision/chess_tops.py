@@ -543,8 +543,8 @@ def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.nda
     # and so is a side band as strong as a sure outline where colour does not surely say "bare":
     # a tall stack at the board's outer edge leans its top over the table, where the ring's
     # points are left out (`edge_margin`), its glossy top (glare 0.33) half-way between its
-    # colour and the square's; its band stepped at 7 (seed 5 table 2), bare squares' at most
-    # 2.3 (seeds 5 and 7)
+    # colour and the square's; its band stepped at 7 (seed 5 table 2); of 5282 bare squares of
+    # seeds 3, 5, 7 and 11, 99.9 % stepped under 1.95 there, the two over 5 leaning surely bare
     piece |= (band >= p.outline_sure) & (bare < p.bare_sure)
     # where colour cannot tell, a side band is a piece too: a stack's side shows on the nadir's
     # side of its top, concentric with it, on the three eighths facing the nadir (`_closure`),
