@@ -102,6 +102,13 @@ class ChessTopsParams:
     #: such bare squares none closed over 1.8 with its centre leaning; the two at 1.6 leaned
     #: 0.8-1.2, where 1.8 stops them)
     outline_lean: float = 1.8
+    #: a ring closed short of `outline_sure` is a top only where the three eighths facing the
+    #: nadir (`_closure`'s side band) step at least this share of its closure: a top's side adds
+    #: to its rim there, so they are not its weakest (291 tops closing at 1.5-5 on seeds 3, 5, 7
+    #: and 11: at least 0.6 of the closure, median 1.2), while neighbours' leaning sides and
+    #: shadows that close a bare square's ring on six eighths rarely cross those three (two bare
+    #: black squares closing at 2.8 and 3.2, seeds 5 and 7: 0.43 and 0.2 of it)
+    band_share: float = 0.5
     #: colour tells a piece from the bare square when the nearest piece colour lies this far
     #: (log BGR) from the square's: a bare square's centre lies within 0.04 (median) and 0.15
     #: (95 %) of its colour after the light-level correction
@@ -519,16 +526,26 @@ def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.nda
     # where colour cannot tell, the outline says; a centre leaning towards a piece colour lowers
     # what it must close (`outline_lean`)
     needed = np.maximum(p.outline_alone + np.minimum(bare, 0.0), p.outline_lean)
-    by_colour = np.where(sep >= p.colour_tells, bare < 0.0, closure >= needed)
+    # and a ring closed short of `outline_sure` is a top only where its side band steps too
+    # (`band_share`)
+    banded = band >= p.band_share * closure
+    tells = sep >= p.colour_tells
+    by_colour = np.where(tells, bare < 0.0, (closure >= needed) & banded)
     # a clearly closed outline is a piece whatever the colour, unless colour surely says "bare"
     # and no side band shows: a paper corner's edge inside a bare black square closed its ring at
     # 14 noise units with none on the nadir's side (seed 3 table 18), while a top's band shows
-    colour_says_bare = (sep >= p.colour_tells) & (bare >= p.bare_sure)
+    colour_says_bare = tells & (bare >= p.bare_sure)
     sure = (closure >= p.outline_sure) & ~(colour_says_bare & (band < p.outline_alone))
-    piece = (by_colour & ((closure > p.outline_none) | (bare <= -p.bare_sure))) | sure
+    piece = (by_colour & (((closure > p.outline_none) & banded) | (bare <= -p.bare_sure))) | sure
     # a closed outline where colour says "bare" only faintly (a black top with its rim and a
     # glint, on a dark square) is a piece too
-    piece |= (closure >= p.outline_alone) & (bare < p.bare_sure)
+    piece |= (closure >= p.outline_alone) & (bare < p.bare_sure) & banded
+    # and so is a side band as strong as a sure outline where colour does not surely say "bare":
+    # a tall stack at the board's outer edge leans its top over the table, where the ring's
+    # points are left out (`edge_margin`), its glossy top (glare 0.33) half-way between its
+    # colour and the square's; its band stepped at 7 (seed 5 table 2); of 5282 bare squares of
+    # seeds 3, 5, 7 and 11, 99.9 % stepped under 1.95 there, the two over 5 leaning surely bare
+    piece |= (band >= p.outline_sure) & (bare < p.bare_sure)
     # where colour cannot tell, a side band is a piece too: a stack's side shows on the nadir's
     # side of its top, concentric with it, on the three eighths facing the nadir (`_closure`),
     # where a top of its square's colour shows no rim elsewhere (white chips on white squares
@@ -537,12 +554,14 @@ def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.nda
     # there over 1.95 noise units, the tops missed 2.4-18; unless the centre leans surely to its
     # square's colour and is not clipped (where it is, its colour says nothing): beside a paper
     # corner, its edge on the nadir's side of a bare black square stepped at 5.7 (seed 29)
-    piece |= ((sep < p.colour_tells) & (band >= p.outline_alone)
+    piece |= (~tells & (band >= p.outline_alone)
               & ((bare < p.bare_sure) | clipped[0].all(axis=1)))
-    # and so are the two together where each is at least what no bare square reaches
-    # (`outline_none`): a thin black chip closing its outline and its band at 2.4 each (seed 3
-    # table 5); the bare squares nearest came to 1.6 and 1.7
-    piece |= (sep < p.colour_tells) & (band >= p.outline_none) & (closure >= p.outline_none)
+    # and so are the two together where each is at least what no bare square reaches on both
+    # (`outline_lean`, the 1 % of bare squares' closure): a thin black chip closing its outline
+    # and its band at 2.4 each (seed 3 table 5), a white man four high on a white square clipped
+    # by the sensor at 1.8 and 1.9 (seed 5 table 14); of 5282 bare squares of seeds 3, 5, 7 and
+    # 11 none reached 1.62 on both
+    piece |= ~tells & (band >= p.outline_lean) & (closure >= p.outline_lean)
     # where the piece colour is close to the square's (white chips on white vinyl under the
     # lamp), a centre clipped in all three channels and as far from its square's own colour as
     # colour must be to tell, surely nearer a piece colour, is a piece without an outline: the
