@@ -40,6 +40,7 @@ from vision.geometry import (
     BoardFit,
     BoardParams,
     as_gray,
+    board_corners_board,
     board_intrinsics,
     check_game,
     fit_from_corners,
@@ -77,8 +78,8 @@ def domination_at_corners(frame: np.ndarray, given: BoardFit, intrinsics: Intrin
     if chess is not None:
         # the finder's corners on the given board's plane, in each of the four corner orders
         found = image_to_board(np.asarray(chess.corners_px, float), given, intrinsics)
-        errs = [float(np.linalg.norm(np.roll(found, -k, axis=0) - image_to_board(given.corners_px, given, intrinsics),
-                                     axis=1).max()) for k in range(4)]
+        corners = board_corners_board("domination")  # where the given ones lie on it
+        errs = [float(np.linalg.norm(np.roll(found, -k, axis=0) - corners, axis=1).max()) for k in range(4)]
         k = int(np.argmin(errs))
         if errs[k] <= GIVEN_CORNERS_SQUARES:
             return turn_board(chess, k, intrinsics)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vision.camera import Intrinsics
+from vision.chessboard import CUT_GRID
 from vision.geometry import (
     PI_V2_HFOV_DEG,
     BoardFit,
@@ -48,11 +49,8 @@ from vision.geometry import (
 )
 from vision.lens import LineSamples
 
-#: the 12 cut cells as grid (col, row), col = file index, row = 8 - rank
-_CUT_GRID = frozenset(
-    {(0, 7), (1, 7), (0, 6), (6, 7), (7, 7), (7, 6), (0, 1), (0, 0), (1, 0), (6, 0), (7, 0), (7, 1)}
-)
-_PLAYABLE_GRID = frozenset((c, r) for c in range(8) for r in range(8) if (c, r) not in _CUT_GRID)
+#: the playable cells as grid (col, row), col = file index, row = 8 - rank: all but the 12 cut ones
+_PLAYABLE_GRID = frozenset((c, r) for c in range(8) for r in range(8) if (c, r) not in CUT_GRID)
 
 
 def _line_segments() -> list[tuple[int, float, float, float]]:

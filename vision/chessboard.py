@@ -44,8 +44,10 @@ from vision.geometry import (
     BoardFit,
     apply_homography,
     as_gray,
+    board_to_image,
     fit_from_homography,
     focal_from_hfov,
+    sample_points,
 )
 
 BOARD_SQUARES = 8
@@ -567,8 +569,6 @@ def alternating_share(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics
     corner agrees when it points the way of the median over the board (any two colours of
     squares, of any brightness: red on green as well as black on white). Men standing on the
     squares leave their corners showing."""
-    from vision.geometry import board_to_image, sample_points
-
     bgr = sample_points(frame, board_to_image(_ALT_PTS, board, intrinsics)).astype(np.float64)
     logs = np.log(np.maximum(bgr, 1.0)).reshape(len(_ALT_SIGN), 4, len(_ALT_STEP) ** 2, 3).mean(axis=2)
     diff = (logs[:, 0] + logs[:, 1] - logs[:, 2] - logs[:, 3]) * _ALT_SIGN[:, None]

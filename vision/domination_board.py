@@ -54,11 +54,10 @@ from vision.geometry import (
     sample_points,
 )
 
-#: the 12 cut cells as (file index, rank) -> grid (col, row) = (f, 8 - r)
-_CUT = {(0, 1), (1, 1), (0, 2), (6, 1), (7, 1), (7, 2), (0, 7), (0, 8), (1, 8), (6, 8), (7, 8), (7, 7)}
-#: playable cells as grid (col, row), col = file index, row = 8 - rank (0 = rank 8)
+#: playable cells as grid (col, row), col = file index, row = 8 - rank (0 = rank 8): all but the
+#: 12 cut ones (`vision.chessboard.CUT_GRID`)
 PLAYABLE_GRID: frozenset[tuple[int, int]] = frozenset(
-    (f, 8 - r) for f in range(8) for r in range(1, 9) if (f, r) not in _CUT
+    (f, 8 - r) for f in range(8) for r in range(1, 9) if (f, 8 - r) not in CUT_GRID
 )
 
 
@@ -222,21 +221,19 @@ _MARGIN_ALONG = np.linspace(0.15, 0.85, 6)
 _QUIET = np.array([[sx * a, sy * a] for a in (0.38, 0.42) for sx in (-1, 1) for sy in (-1, 1)])
 
 
-def _side_points() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Board points: the margin's (16, 18, 2), the side squares' own (16, 8, 2) and their inward
-    neighbours' (16, 8, 2)."""
-    margin, own, inner = [], [], []
+def _side_points() -> tuple[np.ndarray, np.ndarray]:
+    """Board points: the margin's (16, 18, 2) and the side squares' own (16, 8, 2)."""
+    margin, own = [], []
     for (col, row), (nx, ny), (ax, ay) in _SIDE_SQUARES:
         centre = np.array([col + 0.5, row + 0.5])
         edge = centre + 0.5 * np.array([nx, ny])
         margin.append([edge + d * np.array([nx, ny]) + (t - 0.5) * np.array([ax, ay])
                        for d in _MARGIN_OUT for t in _MARGIN_ALONG])
         own.append(centre + _QUIET)
-        inner.append(centre - [nx, ny] + _QUIET)
-    return np.array(margin), np.array(own), np.array(inner)
+    return np.array(margin), np.array(own)
 
 
-_MARGIN_PTS, _SIDE_PTS, _INNER_PTS = _side_points()
+_MARGIN_PTS, _SIDE_PTS = _side_points()
 
 
 #: the kit prints its margin and cut corners in the plate's colour, (120, 148, 178) BGR, round
@@ -270,9 +267,13 @@ def margin_contrast(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics |
     of them a minority): (level, the margin's mean log BGR less the cells'; hue, the distance
     left once the level is taken off). The cells' own colour is taken where a man leaves it
     showing, 0.38-0.42 squares off their centres along the diagonals."""
-    diff = (_log_bgr_medians(frame, board, _MARGIN_PTS, intrinsics)
-            - _log_bgr_medians(frame, board, _SIDE_PTS, intrinsics))
-    level, hue = _level_and_hue(diff)
+    return _margin_against_sides(_log_bgr_medians(frame, board, _MARGIN_PTS, intrinsics),
+                                 _log_bgr_medians(frame, board, _SIDE_PTS, intrinsics))
+
+
+def _margin_against_sides(margin: np.ndarray, sides: np.ndarray) -> tuple[float, float]:
+    """`margin_contrast` from the margin's and the side squares' medians (16, 3) each."""
+    level, hue = _level_and_hue(margin - sides)
     return float(np.median(level)), float(np.median(hue))
 
 
@@ -283,9 +284,10 @@ _CUT_PTS = np.array([[[col + 0.5 + a, row + 0.5 + b] for a in (-0.3, 0.0, 0.3) f
 
 #: the kit prints its cut corners in its plate's colour, as its margin: their medians differ by
 #: 0.00-0.12 in level and 0.00-0.09 in hue (70 kit frames of seeds 3, 8, 11 and 20-23, with and
-#: without markers: men's shadows and the vignette). A sheet that ends at the grid's outer lines has the table for a margin, and its
-#: cut corners are the sheet, tape, paper or spare men: 0.32-1.59 off in hue on the 30 such
-#: frames of the same seeds (drawn 8x8s without a border). Twice the kit's worst is the line.
+#: without markers: men's shadows and the vignette). A sheet that ends at the grid's outer lines
+#: has the table for a margin, and its cut corners are the sheet, tape, paper or spare men:
+#: 0.32-1.59 off in hue on the 30 such frames of the same seeds (drawn 8x8s without a border).
+#: Twice the kit's worst is the line.
 CORNERS_LEVEL = 0.25
 CORNERS_HUE = 0.15
 
@@ -294,9 +296,13 @@ def corners_contrast(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics 
     """How the 12 cut squares differ from the margin beside the grid's sides (log BGR, the median
     of each square's and of each side square's margin, then over them): (level, hue) as in
     `margin_contrast`."""
-    cut = np.median(_log_bgr_medians(frame, board, _CUT_PTS, intrinsics), axis=0)
-    margin = np.median(_log_bgr_medians(frame, board, _MARGIN_PTS, intrinsics), axis=0)
-    level, hue = _level_and_hue(cut - margin)
+    return _corners_against_margin(_log_bgr_medians(frame, board, _CUT_PTS, intrinsics),
+                                   _log_bgr_medians(frame, board, _MARGIN_PTS, intrinsics))
+
+
+def _corners_against_margin(cut: np.ndarray, margin: np.ndarray) -> tuple[float, float]:
+    """`corners_contrast` from the cut squares' (12, 3) and the margin's (16, 3) medians."""
+    level, hue = _level_and_hue(np.median(cut, axis=0) - np.median(margin, axis=0))
     return float(level), float(hue)
 
 
@@ -307,10 +313,11 @@ def is_one_sheet(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | No
     (`margin_contrast`); or, on a sheet that ends at the grid's outer lines, the margin is the
     table but the cut corners do not match it as the kit's plate-coloured ones do
     (`corners_contrast`)."""
-    level, hue = margin_contrast(frame, board, intrinsics)
+    margin = _log_bgr_medians(frame, board, _MARGIN_PTS, intrinsics)  # (sampled once for both)
+    level, hue = _margin_against_sides(margin, _log_bgr_medians(frame, board, _SIDE_PTS, intrinsics))
     if level > -SHEET_DARKER and hue < SHEET_HUE:
         return True
-    c_level, c_hue = corners_contrast(frame, board, intrinsics)
+    c_level, c_hue = _corners_against_margin(_log_bgr_medians(frame, board, _CUT_PTS, intrinsics), margin)
     return abs(c_level) > CORNERS_LEVEL or c_hue > CORNERS_HUE
 
 
