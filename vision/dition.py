@@ -129,6 +129,8 @@ BESIDE_ALL_AROUND_SHARE = 2.0 / 3.0
 #: reach: 18-19 rays of 24, the other 5-6 one arc behind it; such an outline counts on
 #: `BESIDE_ALL_AROUND_SHARE` of the rays (the dark squares' corners open theirs on four arcs)
 DARK_ALL_AROUND_SHARE = 19.5 / 24
+
+
 @dataclass(frozen=True)
 class DiscParams:
     """Tuning of the disc detector (shipped defaults). Lengths in board units (disc diameters)."""
@@ -876,8 +878,8 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
     # a shoe at the table's edge are bounded by lighter ground on some sides only. In grey, in
     # grey + (B - R) and along its colour to the board, as its closure is taken. The rays under an
     # object lying across it are left out, and those towards a neighbour read (touching it, or a
-    # chip lying over it: centres `min_separation_board` to `hemming_distance_board` apart; closer
-    # readings are one disc, two ends of one dark bar) where they do not show the outline: the
+    # chip lying over it: centres `NEIGHBOUR_NEAREST_BOARD` to `hemming_distance_board` apart;
+    # closer readings are two ends of one dark bar) where they do not show the outline: the
     # neighbour's face runs on beyond the rim there, a black one's in grey, a white one's along
     # the colour of a black face on felt)
     ask = np.flatnonzero(free & is_black & differs & ~proven & ~clipped_ok)
@@ -1579,10 +1581,7 @@ def _around_shares(vals: np.ndarray, r_top: float, band: np.ndarray, min_step: n
     # (a dark face steps up outward, a light one down)
     out = (rim[..., 2 * span + lo:2 * span + hi] - rim[..., lo:hi]) * sign
     step = ((out > min_step[:, None, None]) & (rr[None, None, lo:hi] < limit)).any(axis=2)
-    face = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
-    start = np.minimum(r_top + np.maximum(band, 0.0) + 0.04, RIM_RADII[-2])
-    beyond_rim = RIM_RADII[None, None, :] >= start[..., None]
-    beyond = (rim * beyond_rim).sum(axis=2) / beyond_rim.sum(axis=2)
+    face, beyond = _face_and_beyond(vals, r_top, band)
     beside = (beyond - face) * sign[..., 0] > min_step[:, None]
     use = np.ones(step.shape, bool) if hidden is None else ~hidden
     n_use = use.sum(axis=1)
@@ -1596,12 +1595,7 @@ def _median_step_beyond(vals: np.ndarray, r_top: float, band: np.ndarray) -> np.
     """Each dark face's (N,) median over its rays of what lies beyond the rim less the face
     (`vals` (N, R, DOT_RADII + RIM_RADII), `band` (N, R), as `_face_against_beside` takes them):
     the step its outline shows on most rays."""
-    nd = len(DOT_RADII)
-    face = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
-    rim = vals[..., nd:]
-    start = np.minimum(r_top + np.maximum(band, 0.0) + 0.04, RIM_RADII[-2])
-    beyond_rim = RIM_RADII[None, None, :] >= start[..., None]
-    beyond = (rim * beyond_rim).sum(axis=2) / beyond_rim.sum(axis=2)
+    face, beyond = _face_and_beyond(vals, r_top, band)
     return np.median(beyond - face, axis=1)
 
 
@@ -1731,14 +1725,22 @@ def _face_against_beside(vals: np.ndarray, r_top: float, band: np.ndarray, min_s
     (N,), with the face's sign (`polarity`), from what lies beyond the rim and its visible side
     band (the mean of the ray from 0.04 diameters past them; the last samples where the band
     reaches the end of the ray)."""
+    face, beyond = _face_and_beyond(vals, r_top, band)
+    return ((beyond - face) * polarity[:, None] > min_step[:, None]).mean(axis=1)
+
+
+def _face_and_beyond(vals: np.ndarray, r_top: float, band: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per ray (N, R): the face (the profile between the dot and the rim, 0.19-0.26 diameters;
+    `vals` (N, R, DOT_RADII + RIM_RADII)) and what lies beyond the rim and its visible side band
+    `band` (N, R) (the mean of the ray from 0.04 diameters past them; the last samples where the
+    band reaches the end of the ray)."""
     nd = len(DOT_RADII)
     face = vals[..., :nd][..., DOT_RADII >= 0.19].mean(axis=2)
     rim = vals[..., nd:]
     start = r_top + np.maximum(band, 0.0) + 0.04  # (N, R)
     start = np.minimum(start, RIM_RADII[-2])
     beyond_rim = RIM_RADII[None, None, :] >= start[..., None]
-    beyond = (rim * beyond_rim).sum(axis=2) / beyond_rim.sum(axis=2)
-    return ((beyond - face) * polarity[:, None] > min_step[:, None]).mean(axis=1)
+    return face, (rim * beyond_rim).sum(axis=2) / beyond_rim.sum(axis=2)
 
 
 def _disc_sized(starts: np.ndarray, u: np.ndarray, r_edge: np.ndarray, ok: np.ndarray, r_top: float) -> np.ndarray:
