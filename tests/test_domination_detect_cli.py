@@ -115,3 +115,24 @@ def test_detect_keeps_the_grid_cameras_focal_length_per_fit(capsys: pytest.Captu
     assert steps_three == steps_one + 2, "the later frames of the fit: one reading each"
     assert results[1:] == results[:1] * 2
     assert {c: h for c, h in results[0]["heights"].items() if h} == {c: len(s) for c, s in STACKS.items()}
+
+
+def test_given_corners_on_a_chessboard_ask_for_the_mens_colours(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The corners of a chessboard are read as a chessboard's (not as the kit's cells): its men
+    have no fixed colours, so `detect` names the missing colour model for that image (exit 1),
+    while the kit's board at its corners is still read (the module's frame: every top right)."""
+    from hardware.sim import random_camera
+    from hardware.sim.men import random_chess_table
+
+    rng = np.random.default_rng(36)
+    board, men, colours = random_chess_table(rng)
+    r = render_domination({"d4": list(colours)[0]}, random_camera(rng, "domination"), rng, colours=colours,
+                          board=board, men=men)
+    path = tmp_path / "chess.png"
+    cv2.imwrite(str(path), r.image)
+    spec = ",".join(f"{v:.2f}" for xy in r.truth["corners_px"] for v in xy)
+    capsys.readouterr()
+    assert main(["detect", "--game", "domination", "--corners", spec, str(path)]) == 1
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert "colour model" in out["error"] and "tops" not in out
