@@ -127,7 +127,7 @@ def test_given_corners_on_a_chessboard_ask_for_the_mens_colours(
 
     rng = np.random.default_rng(36)
     board, men, colours = random_chess_table(rng)
-    r = render_domination({"d4": list(colours)[0]}, random_camera(rng, "domination"), rng, colours=colours,
+    r = render_domination({"d4": next(iter(colours))}, random_camera(rng, "domination"), rng, colours=colours,
                           board=board, men=men)
     path = tmp_path / "chess.png"
     cv2.imwrite(str(path), r.image)
