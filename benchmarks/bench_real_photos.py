@@ -15,10 +15,16 @@ outside the labelled area (more than 0.5 diameters beyond it: the table, the box
 are not counted; everything else unmatched is a phantom. Centre error: distance in diameters
 between the reading and the label's centre mapped to the board (the label is the centre of the
 visible disc outline; for thick pieces seen at an angle that is the top face, see the README).
+Colour ("colour right"): the colour the reading says the piece shows (`DiscReading.seen`: black,
+white, red, yellow, green, blue) against the label's (black, white, red, green, blue), over the
+pieces found. "player right": the player colour (`DiscReading.colour`, black or white) against
+the label, over the black- and white-labelled pieces found (a red piece has no right player colour).
 
 Baseline ("hough"): one cv2.HoughCircles pass over the grey frame (median blur 5) with the radius the
 board's scale predicts at the area's centre (0.8-1.2 of it), centres at least 0.9 diameters apart,
-colour from the face's mean brightness (inner 0.6 radius) against the ring 1.3-1.8 radii around it.
+player colour from the face's mean brightness (inner 0.6 radius) against the ring 1.3-1.8 radii
+around it, and the seen colour named from its centres and that player colour by the reader's own
+`vision.colour_names.seen_colours` (so both are scored on the same naming).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "real"))
 
 from fetch_images import image_path, label_sets
 
+from vision.colour_names import seen_colours
 from vision.dition import detect_discs
 from vision.geometry import apply_homography, fit_from_corners
 
@@ -53,11 +60,13 @@ class Score:
     readings: int = 0
     phantoms: int = 0
     colour_wrong: int = 0
+    player_scored: int = 0
+    player_wrong: int = 0
     errors: list[float] = field(default_factory=list)
     times_ms: list[float] = field(default_factory=list)
 
     def add(self, other: Score) -> None:
-        for k in ("images", "discs", "found", "readings", "phantoms", "colour_wrong"):
+        for k in ("images", "discs", "found", "readings", "phantoms", "colour_wrong", "player_scored", "player_wrong"):
             setattr(self, k, getattr(self, k) + getattr(other, k))
         self.errors += other.errors
         self.times_ms += other.times_ms
@@ -87,8 +96,8 @@ def board_corners(im: dict, k: float) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return corners, area_board, H
 
 
-def hough_baseline(img: np.ndarray, H_i2b: np.ndarray, area_board: np.ndarray) -> list[tuple[np.ndarray, str]]:
-    """(centre_board, colour) of every circle one HoughCircles pass finds."""
+def hough_baseline(img: np.ndarray, H_i2b: np.ndarray, area_board: np.ndarray, fit) -> list[tuple[np.ndarray, str, str]]:
+    """(centre_board, seen colour, player colour) of every circle one HoughCircles pass finds."""
     grey = cv2.medianBlur(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), 5)
     c = area_board.mean(axis=0)
     H_b2i = np.linalg.inv(H_i2b)
@@ -107,16 +116,20 @@ def hough_baseline(img: np.ndarray, H_i2b: np.ndarray, area_board: np.ndarray) -
             continue
         colour = "white" if face.mean() > np.median(ring) else "black"
         out.append((apply_homography(H_i2b, np.array([[x, y]]))[0], colour))
-    return out
+    if not out:
+        return []
+    seen = seen_colours(img, fit, np.array([c for c, _ in out]), [p for _, p in out])
+    return [(c, sn, p) for (c, p), sn in zip(out, seen)]
 
 
-def score_image(readings: list[tuple[np.ndarray, str]], truth: list[tuple[np.ndarray, str]],
+def score_image(readings: list[tuple[np.ndarray, str, str]], truth: list[tuple[np.ndarray, str]],
                 area_board: np.ndarray) -> Score:
+    """`readings`: (centre_board, seen colour, player colour) each."""
     sc = Score(images=1, discs=len(truth))
     lo, hi = area_board.min(axis=0) - MATCH_D, area_board.max(axis=0) + MATCH_D
-    inside = [(c, col) for c, col in readings if np.all(c >= lo) and np.all(c <= hi)]
+    inside = [r for r in readings if np.all(r[0] >= lo) and np.all(r[0] <= hi)]
     sc.readings = len(inside)
-    pairs = sorted(((float(np.linalg.norm(c - t)), i, j) for i, (c, _) in enumerate(inside)
+    pairs = sorted(((float(np.linalg.norm(r[0] - t)), i, j) for i, r in enumerate(inside)
                     for j, (t, _) in enumerate(truth)), key=lambda p: p[0])
     used_r, used_t = set(), set()
     for d, i, j in pairs:
@@ -127,6 +140,9 @@ def score_image(readings: list[tuple[np.ndarray, str]], truth: list[tuple[np.nda
         sc.found += 1
         sc.errors.append(d)
         sc.colour_wrong += inside[i][1] != truth[j][1]
+        if truth[j][1] in ("black", "white"):
+            sc.player_scored += 1
+            sc.player_wrong += inside[i][2] != truth[j][1]
     sc.phantoms = sc.readings - sc.found
     return sc
 
@@ -147,9 +163,9 @@ def run(set_names: list[str] | None, debug_dir: Path | None, verbose: bool) -> d
             found = detect_discs(img, fit)
             t_reader = (time.perf_counter() - t0) * 1000
             t0 = time.perf_counter()
-            base = hough_baseline(img, H, area_board)
+            base = hough_baseline(img, H, area_board, fit)
             t_hough = (time.perf_counter() - t0) * 1000
-            reader = [(np.array(d.centre_board), d.colour) for d in found]
+            reader = [(np.array(d.centre_board), d.seen or d.colour, d.colour) for d in found]
             for name, rd, t in (("reader", reader, t_reader), ("hough", base, t_hough)):
                 sc = score_image(rd, truth, area_board)
                 sc.times_ms.append(t)
@@ -172,7 +188,7 @@ def _draw(path: Path, img: np.ndarray, fit, truth, reader, area_board) -> None:
         p = apply_homography(H_b2i, c[None])[0]
         e = apply_homography(H_b2i, (c + [0.5, 0])[None])[0]
         cv2.circle(out, tuple(int(v) for v in p), int(np.linalg.norm(e - p)), (0, 200, 0), 2)
-    for c, col in reader:
+    for c, _, col in reader:
         p = apply_homography(H_b2i, c[None])[0]
         cv2.drawMarker(out, tuple(int(v) for v in p), (0, 0, 255) if col == "white" else (255, 0, 0),
                        cv2.MARKER_TILTED_CROSS, 14, 2)
@@ -182,8 +198,8 @@ def _draw(path: Path, img: np.ndarray, fit, truth, reader, area_board) -> None:
 
 def report(results: dict[str, dict[str, Score]]) -> None:
     print("| set | method | images | discs | found | readings | phantoms | recall | precision | colour right "
-          "| median err | p95 err | max err | time ms (median) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| player right | median err | p95 err | max err | time ms (median) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     total = {"reader": Score(), "hough": Score()}
     rows = list(results.items())
     for name, per in rows:
@@ -195,8 +211,9 @@ def report(results: dict[str, dict[str, Score]]) -> None:
             rec = sc.found / sc.discs if sc.discs else float("nan")
             prec = sc.found / sc.readings if sc.readings else (1.0 if sc.found == 0 else float("nan"))
             col = 1 - sc.colour_wrong / sc.found if sc.found else float("nan")
+            pl = 1 - sc.player_wrong / sc.player_scored if sc.player_scored else float("nan")
             print(f"| {name} | {m} | {sc.images} | {sc.discs} | {sc.found} | {sc.readings} | {sc.phantoms} "
-                  f"| {rec:.3f} | {prec:.3f} | {col:.3f} | {np.median(e):.3f} | {np.percentile(e, 95):.3f} "
+                  f"| {rec:.3f} | {prec:.3f} | {col:.3f} | {pl:.3f} | {np.median(e):.3f} | {np.percentile(e, 95):.3f} "
                   f"| {e.max():.3f} | {np.median(sc.times_ms):.0f} |")
 
 

@@ -258,14 +258,18 @@ class DiscParams:
 @dataclass(frozen=True)
 class DiscReading:
     """One disc: centre_board (x, y) board units, centre_px (x, y) captured pixels of the point
-    where it touches the board, colour, confidence 0..1, sigma_board (1-sigma position
-    uncertainty in board units)."""
+    where it touches the board, colour (the player's, black or white), confidence 0..1,
+    sigma_board (1-sigma position uncertainty in board units), seen: the colour its face shows
+    the camera, one of `vision.colour_names.SEEN_COLOURS` (a red draughts man is "red", its
+    colour the darker or lighter player's; None: not measured (a grey frame), the player colour
+    stands for it in `to_dict`)."""
 
     centre_board: tuple[float, float]
     centre_px: tuple[float, float]
     colour: Colour
     confidence: float
     sigma_board: float
+    seen: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -274,6 +278,7 @@ class DiscReading:
             "colour": self.colour,
             "confidence": round(self.confidence, 3),
             "sigma": round(self.sigma_board, 4),
+            "seen": self.seen if self.seen is not None else self.colour,
         }
 
 
@@ -2470,7 +2475,8 @@ def detect_discs(
     brightness; discs of a colour of their own (a red draughts man, a green chip, a white chip
     on yellow wood) besides, by their outline and face in the colour-distance to the board
     (`_coloured_discs`): such a disc is reported as the darker or the lighter colour by its
-    face's brightness against the board right beside it."""
+    face's brightness against the board right beside it. In a colour frame each reading's `seen`
+    names the colour its face shows (`vision.colour_names`: a red man is "red")."""
     intrinsics = board_intrinsics(board, intrinsics)
     check_frame(frame)
     frame_size = (frame.shape[1], frame.shape[0])
@@ -2484,12 +2490,29 @@ def detect_discs(
     centres, black, conf, sigma = _coloured_discs(once.rectify(frame), taken, tables.geometry, board.size_board,
                                                   params)
     if len(centres) == 0:
-        return readings
+        return _with_seen_colours(frame, board, readings, tables.geometry, params, intrinsics)
     px = board_to_image(centres, board, intrinsics)
     readings = readings + [DiscReading((cx, cy), (ix, iy), "black" if b else "white", cf, sg)
                            for (cx, cy), (ix, iy), b, cf, sg in zip(centres.tolist(), px.tolist(), black.tolist(),
                                                                     conf.tolist(), sigma.tolist())]
-    return sorted(readings, key=lambda r: (r.centre_board[1], r.centre_board[0]))
+    readings = sorted(readings, key=lambda r: (r.centre_board[1], r.centre_board[0]))
+    return _with_seen_colours(frame, board, readings, tables.geometry, params, intrinsics)
+
+
+def _with_seen_colours(frame: np.ndarray, board: BoardFit, readings: list[DiscReading], geom: CameraGeometry,
+                       params: DiscParams, intrinsics: Intrinsics | None) -> list[DiscReading]:
+    """The readings with the colour each face shows the camera (`vision.colour_names`), its top
+    face `thickness_board` above where it touches the board."""
+    from vision.colour_names import seen_colours
+
+    if not readings:
+        return readings
+    centres = np.array([r.centre_board for r in readings], dtype=np.float64)
+    tops = centres + geom.thickness_shift(centres, params.thickness_board)
+    seen = seen_colours(frame, board, centres, [r.colour for r in readings], tops_board=tops,
+                        diameter_board=params.disc_diameter_board, intrinsics=intrinsics)
+    return [DiscReading(r.centre_board, r.centre_px, r.colour, r.confidence, r.sigma_board, sn)
+            for r, sn in zip(readings, seen)]
 
 
 class _RectifiedOnce:

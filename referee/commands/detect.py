@@ -7,7 +7,10 @@ IMAGE may be an image file or any frame-source spec (a folder, a video, a URL, a
 `sim:dition:SEED`); each frame of a source is one object named `SPEC#INDEX`.
 
 Dition: `{"image": path, "board": {"corners_px": [[x, y], ...]}, "discs": [{"x": .., "y": ..,
-"colour": "black"|"white", "confidence": ..}, ...]}` with coordinates in the board frame.
+"colour": "black"|"white", "confidence": .., "sigma": .., "seen": ..}, ...]}` with coordinates in
+the board frame; `colour` is the player's, `seen` the colour the face shows the camera, one of
+black, white, red, yellow, green, blue (`vision.colour_names`: a red draughts man is
+`"colour": "black"` or `"white"` and `"seen": "red"`).
 Domination: `{"image": path, "board": {...}, "tops": {"c1": "G", ...}, "heights": {...}}`.
 An image that cannot be read or whose board cannot be found gives `{"image": path, "error": ".."}`
 and the others are still processed. Exit code 0 when every image was processed, 1 otherwise,

@@ -127,7 +127,8 @@ class DitionGame(Game):
                              tables=_disc_tables(cache, image, board, params, intrinsics))
         out: dict[str, Any] = {"discs": [
             {"x": round(d.centre_board[0], 4), "y": round(d.centre_board[1], 4), "colour": d.colour,
-             "confidence": round(d.confidence, 3), "sigma": round(d.sigma_board, 4)}
+             "confidence": round(d.confidence, 3), "sigma": round(d.sigma_board, 4),
+             "seen": d.seen if d.seen is not None else d.colour}
             for d in discs
         ]}
         # (a board clipped at the sensor's white hides white discs on it: say where)
