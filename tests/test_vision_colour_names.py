@@ -132,6 +132,17 @@ def test_detect_discs_names_the_colours_it_reads() -> None:
     assert all(n == s for n, s in matched), matched
 
 
+def test_the_referee_loop_reads_the_same_discs_without_naming_their_colours() -> None:
+    """`name_colours=False` (the loop needs the player colour only): the same discs, player
+    colours and centres, no seen colour measured."""
+    img, fit, _, _, _ = _drawn_board(CASTS["warm"], seed=5)
+    named = detect_discs(img, fit)
+    plain = detect_discs(img, fit, name_colours=False)
+    assert [(d.centre_board, d.colour) for d in plain] == [(d.centre_board, d.colour) for d in named]
+    assert any(d.seen not in (None, d.colour) for d in named)
+    assert all(d.seen is None for d in plain)
+
+
 def test_detect_json_gives_the_seen_colour(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from referee.cli import main
 

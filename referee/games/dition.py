@@ -105,7 +105,8 @@ class DitionGame(Game):
         from vision.dition import detect_discs
 
         params = _disc_params(disc_thickness)
-        discs = detect_discs(image, board, params, intrinsics=intrinsics,
+        # (the rules need the player colour only: the seen colour's naming is skipped)
+        discs = detect_discs(image, board, params, intrinsics=intrinsics, name_colours=False,
                              tables=_disc_tables(cache, image, board, params, intrinsics))
         return DiscsReading([
             SeenDisc(float(d.centre_board[0]), float(d.centre_board[1]), d.colour,
