@@ -364,3 +364,31 @@ def test_a_tall_stack_leaning_over_the_outer_edge_by_its_side_band() -> None:
     wrong = [(c, t, r) for c, (t, r) in got.items() if t != r]
     # measured: none (before: f1 read ".")
     assert not wrong, wrong
+
+
+def test_bare_black_printed_squares_whose_grain_strays_as_far_as_the_black_men() -> None:
+    """Black draughts men learnt 0.32 (log BGR) from a printed board's black squares, whose print
+    is grainy: a bare black square's centre lies 0.3-0.43 from its own colour (its four samples
+    0.42 squares off the centre stray 0.17 from it, the median square's 0.04), as far as a black
+    man. Colour alone (no outline: closure 0.5-0.8) read b2, b6 and d8 black (seed 5 table 15, the
+    same scene with fresh sensor noise). Every other cell of the frame stays as it was read."""
+    board, men, colours, cam, opts, learn, stacks = _bench_table("bench seed 5 table 15")
+    got = _read(board, men, colours, cam, opts, learn, stacks, seed=2)
+    wrong = [(c, t, r) for c, (t, r) in got.items() if t != r]
+    # measured: none (before: b2, b6 and d8 read "K")
+    assert not wrong, wrong
+
+
+def test_black_chips_on_black_squares_whose_colour_was_learnt_under_the_lamp() -> None:
+    """Four colours of chips on a red/black checkers board; the black chips' colour was learnt
+    from the one black top of the colour frame, under the lamp: 0.53 (log BGR) brighter than the
+    black squares, while the frame's black tops away from the lamp are as dark as the squares. A
+    black chip on a black square closing its outline at 31 noise units, its centre within 0.25 of
+    its square and 0.73 from every piece colour, was vetoed as bare (seed 3 table 22, c1). Here
+    the same table with a black chip on top of every black square, fresh sensor noise."""
+    board, men, colours, cam, opts, learn, stacks = _bench_table("bench seed 3 table 22")
+    stacks = {c: (stacks.get(c, "R")[:-1] + "K")[-2:] if _dark(c) else stacks.get(c, "") for c in playable_cells()}
+    got = _read(board, men, colours, cam, opts, learn, {c: s for c, s in stacks.items() if s}, seed=3)
+    wrong = [(c, t, r) for c, (t, r) in got.items() if t != r]
+    # measured: none (before: c1 read ".")
+    assert not wrong, wrong

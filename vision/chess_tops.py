@@ -120,6 +120,16 @@ class ChessTopsParams:
     #: "a piece" as surely (nearer the piece colour by this share) needs no outline (a chip's
     #: striped rim cancels its ring's mean step)
     bare_sure: float = 0.5
+    #: a centre leaning surely to a piece colour (`bare_sure`) is a piece without an outline only
+    #: where it lies this many times its square's grain (`_measure`: the median distance, log BGR,
+    #: of the square's 12 samples where only it shows from its colour) from the square's colour,
+    #: or as far as a learnt colour is off (2.5 `colour_tells`): a grainy print's bare black
+    #: squares leant surely to black men learnt 0.32 from them with no outline at 1.2-2.4 times
+    #: their grain (0.17-0.28; the median square's 0.06), the only bare squares of seeds 3, 5, 7
+    #: and 11 that leant so; of 4478 tops leaning surely 1 % lie under 2 grains, all but one of
+    #: those with an outline. Samples straddling two squares (given corners, no lens: a real
+    #: tray's 0.6-0.9) are no grain of a square; its men's centres lie 1.1-2.4 from it
+    grain_sure: float = 3.0
 
 
 def _log(bgr: np.ndarray) -> np.ndarray:
@@ -413,7 +423,7 @@ def _measure(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None, 
     """Per cell: the local light level (3,) and its square's own colour (3,) (`_light_field`),
     the centre's colour at the board (3,) and the top's colour (3,) at the height its outline
     closes best, raw BGR; the median light and dark square; the outline's closure and its side
-    band's (`_closure`)."""
+    band's (`_closure`); the square's grain (log BGR)."""
     if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
         raise InvalidImageError(f"frame must be a BGR uint8 image (H, W, 3), got {getattr(frame, 'shape', None)}")
     cam = board_intrinsics(board, intrinsics)
@@ -427,19 +437,27 @@ def _measure(frame: np.ndarray, board: BoardFit, intrinsics: Intrinsics | None, 
     for k in range(1, p.max_height + 1):
         centres.append(_CENTRES + geo.thickness_shift(_CENTRES, k * thickness))
     disc_pts = np.concatenate([(c[:, None, :] + disc[None]).reshape(-1, 2) for c in centres])
-    px = board_to_image_lookup(np.concatenate([corner_pts, disc_pts]), board, cam)
+    q = _quiet_offsets(board)
+    quiet_offs = np.array([[a, b] for a in q for b in q if abs(abs(a) - abs(b)) < 1e-9])
+    quiet_pts = (_CENTRES[:, None, :] + quiet_offs[None]).reshape(-1, 2)
+    px = board_to_image_lookup(np.concatenate([corner_pts, disc_pts, quiet_pts]), board, cam)
     vals = sample_points(frame, px, np.float64)
     n = len(CELLS)
     corners = vals[: 4 * n].reshape(n, 4, 3)
-    discs = vals[4 * n :].reshape(len(centres), n, len(disc), 3)
+    discs = vals[4 * n : 4 * n + len(disc_pts)].reshape(len(centres), n, len(disc), 3)
     level, square, refs = _light_field(corners)
+    # the square's grain: how far (log BGR) its samples where only it shows (0.38-0.46 squares off
+    # the centre along the diagonals) lie from its own colour, their median (a print's grain and
+    # the sensor's noise; a bare centre strays as far; a neighbour leaning over is a minority)
+    quiet = vals[4 * n + len(disc_pts):].reshape(n, -1, 3)
+    grain = np.median(np.linalg.norm(_log(quiet) - _log(square)[:, None, :], axis=2), axis=1)
     base = np.median(discs[0], axis=1)
     grey_w = np.array([0.114, 0.587, 0.299])  # cv2's BGR -> grey
     energy, height, band = _closure(frame, board, cam, geo, thickness, square @ grey_w, p)
     # the top's colour where its rim closes best (a tall stack's side band, seen beside its top,
     # is as uniform as a top)
     top = np.median(discs[height, np.arange(n)], axis=1)
-    return level, square, base, top, refs, energy, band
+    return level, square, base, top, refs, energy, band, grain
 
 
 def learn_chess_colours(
@@ -449,7 +467,7 @@ def learn_chess_colours(
     """{letter: BGR} as the pieces' tops look, from a frame whose tops are known (`tops`: cell ->
     letter for the occupied cells, e.g. the start position); each colour at the median light
     level of the board."""
-    level, _, _, top, _, _, _ = _measure(frame, board, intrinsics, thickness, params)
+    level, _, _, top, _, _, _, _ = _measure(frame, board, intrinsics, thickness, params)
     index = {c: i for i, c in enumerate(CELLS)}
     out: dict[str, tuple[float, float, float]] = {}
     for letter in sorted(set(tops.values())):
@@ -509,11 +527,14 @@ def _distances(clean: np.ndarray, clipped: np.ndarray, model: np.ndarray, clip_l
 
 def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.ndarray], cap: np.ndarray,
             model: np.ndarray, d_empty: np.ndarray, sep: np.ndarray, closure: np.ndarray, p: ChessTopsParams,
-            clip_level: np.ndarray, band: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            clip_level: np.ndarray, band: np.ndarray, grain: np.ndarray,
+            frame_model: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Distances of the centre (n,) and the top (n, L) to the piece colours (`clipped`: their
     channels clipped by the sensor, at `clip_level` (n, 3) in the colours' units), glare up to
-    `cap` taken off; which cells hold a piece (see `ChessTopsParams`); the glare of the nearest
-    colour."""
+    `cap` taken off; which cells hold a piece (see `ChessTopsParams`; `grain` (n,): how far the
+    square's own samples stray from its colour; `frame_model` (L, 3): the colours as the frame's
+    own tops show them, `_duller_in_frame`, for the veto of a bare-looking centre); the glare of
+    the nearest colour."""
     colours = np.exp(model)
     d_base = _distances(_without_glare(base, clipped[0], colours, cap), clipped[0], model, clip_level).min(axis=1)
     clean = _without_glare(top, clipped[1], colours, cap)
@@ -536,7 +557,10 @@ def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.nda
     # 14 noise units with none on the nadir's side (seed 3 table 18), while a top's band shows
     colour_says_bare = tells & (bare >= p.bare_sure)
     sure = (closure >= p.outline_sure) & ~(colour_says_bare & (band < p.outline_alone))
-    piece = (by_colour & (((closure > p.outline_none) & banded) | (bare <= -p.bare_sure))) | sure
+    # colour says "a piece" surely (no outline needed) only where the centre also lies further
+    # from its square's colour than the square's own samples stray (`grain_sure`)
+    says_piece = (bare <= -p.bare_sure) & (d_empty >= np.minimum(p.grain_sure * grain, 2.5 * p.colour_tells))
+    piece = (by_colour & (((closure > p.outline_none) & banded) | says_piece)) | sure
     # a closed outline where colour says "bare" only faintly (a black top with its rim and a
     # glint, on a dark square) is a piece too
     piece |= (closure >= p.outline_alone) & (bare < p.bare_sure) & banded
@@ -575,10 +599,42 @@ def _decide(base: np.ndarray, top: np.ndarray, clipped: tuple[np.ndarray, np.nda
     # tops under a lamp: up to 0.54 in the glare test's black counters), no outline makes a
     # piece: a neighbour's leaning side, a corner mark's edge off the square's or a shadow's
     # closes a ring as well
-    piece &= ~((bare >= p.bare_sure) & (d_empty < p.colour_tells) & (d_base >= 2.5 * p.colour_tells))
+    # (nor from the colours as this frame's own sure tops show them, `_duller_in_frame`: a colour
+    # learnt from one top under the lamp was 0.53 brighter than the frame's tops of it away from it)
+    d_far = d_base
+    if frame_model is not None:
+        frame_colours = np.exp(frame_model)
+        d_far = np.minimum(d_far, _distances(_without_glare(base, clipped[0], frame_colours, cap), clipped[0],
+                                             frame_model, clip_level).min(axis=1))
+    piece &= ~((bare >= p.bare_sure) & (d_empty < p.colour_tells) & (d_far >= 2.5 * p.colour_tells))
     nearest = np.argmin(d_top, axis=1)
     glare = (top - clean[np.arange(len(top)), nearest]).mean(axis=1)
     return d_base, d_top, piece, glare
+
+
+def _duller_in_frame(top: np.ndarray, clipped: np.ndarray, model: np.ndarray, d_top: np.ndarray,
+                     sure: np.ndarray, min_tops: int = 3) -> np.ndarray:
+    """The model (L, 3) log BGR with each colour lowered to the median of the duller half of the
+    frame's `sure` tops nearest it (`top` (n, 3) at the board's light level, none clipped), where
+    there are at least `min_tops` of them and that lies below the colour in all three channels
+    (glare only adds white: a colour learnt from a top under the lamp holds some)."""
+    out = model.copy()
+    nearest = np.argmin(d_top, axis=1)
+    for k in range(len(model)):
+        rows = np.flatnonzero(sure & (nearest == k) & ~clipped.any(axis=1))
+        if len(rows) < min_tops:
+            continue
+        vals = _log(top[rows])
+        dull = vals[np.argsort(vals.sum(axis=1))[: (len(rows) + 1) // 2]]
+        colour = np.median(dull, axis=0)
+        # glare adds white: the same amount in all three channels (within a half: the sensor's
+        # noise and a colour cast); a colour the frame shows lower in one channel than in the
+        # others is not the learnt one with its glare taken off (a green square read as a pale
+        # man's top)
+        excess = np.exp(model[k]) - np.exp(colour)
+        if excess.min() > 0.0 and excess.min() >= 0.5 * excess.max():
+            out[k] = colour
+    return out
 
 
 def _glare_field(glare: np.ndarray, piece: np.ndarray) -> np.ndarray:
@@ -616,23 +672,38 @@ def read_chess_tops(
         if len(k) != 1 or k == ".":
             raise ColourModelError(f"colour letters must be single characters other than '.', got {k!r}")
     model = _log(np.array([colours[k] for k in letters], np.float64))  # (L, 3)
-    level, square, base, top, refs, energy, band = _measure(frame, board, intrinsics, thickness, params)
+    level, square, base, top, refs, energy, band, grain = _measure(frame, board, intrinsics, thickness, params)
     lvl = np.maximum(level, 0.05)
     # each cell's square at the median light level: the median of the squares of its colour
     square_n = np.where(_DARK[:, None], _log(refs[True])[None], _log(refs[False])[None])
     d_empty = np.linalg.norm(_log(base) - _log(square), axis=1)
+    clipped = (base >= _CLIPPED, top >= _CLIPPED)
     # colour tells a piece from the bare square where the nearest piece colour is far from the
     # square's; the outline tells it where it is not (black on a dark square, cream on cream)
     sep = np.linalg.norm(square_n[:, None, :] - model[None], axis=2).min(axis=1)
-    # glossy tops near the lamp's reflection show extra white: first any amount per top, then at
-    # most what the tops around show (+ a third, and 8 grey levels: sensor noise on a median)
-    cap = np.full(len(CELLS), np.inf)
-    for _ in range(2):
-        d_base, d_top, piece, glare = _decide(base / lvl, top / lvl, (base >= _CLIPPED, top >= _CLIPPED), cap, model,
-                                              d_empty, sep, energy, params, _CLIPPED / lvl, band)
-        # a top clipped in a channel shows no glare there, only that it is at least that bright
-        # (white tops under the lamp: counted as 0 they denied the black tops beside them theirs)
-        cap = 1.33 * _glare_field(glare, piece & ~(top >= _CLIPPED).all(axis=1)) + 8.0
+
+    def decide(frame_model: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """d_base, d_top, piece (`_decide`), the veto's distances also to `frame_model`."""
+        # glossy tops near the lamp's reflection show extra white: first any amount per top, then
+        # at most what the tops around show (+ a third, and 8 grey levels: sensor noise on a median)
+        cap = np.full(len(CELLS), np.inf)
+        for _ in range(2):
+            d_base, d_top, piece, glare = _decide(base / lvl, top / lvl, clipped, cap, model, d_empty, sep, energy,
+                                                  params, _CLIPPED / lvl, band, grain, frame_model)
+            # a top clipped in a channel shows no glare there, only that it is at least that bright
+            # (white tops under the lamp: counted as 0 they denied the black tops beside them theirs)
+            cap = 1.33 * _glare_field(glare, piece & ~clipped[1].all(axis=1)) + 8.0
+        return d_base, d_top, piece
+
+    d_base, d_top, piece = decide(None)
+    # a colour learnt with glare on it (from one top under the lamp) is brighter than this frame's
+    # tops of it show away from the lamp: as `learn_chess_colours` does, the duller half of the
+    # frame's own sure tops (closed outlines) of that colour shows it; the veto of a bare-looking
+    # centre far from every piece colour then also asks it (seed 3 table 22: a black chip on a
+    # black square closing at 31 noise units lay 0.73 from the black learnt, 0.53 too bright)
+    frame_model = _duller_in_frame(top / lvl, clipped[1], model, d_top, piece & (energy >= params.outline_sure))
+    if not np.array_equal(frame_model, model):
+        d_base, d_top, piece = decide(frame_model)
     n = len(CELLS)
     order = np.argsort(d_top, axis=1)
     best = order[:, 0]
