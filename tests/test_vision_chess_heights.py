@@ -138,13 +138,15 @@ def _a8_turned(fit: object, corners_px: np.ndarray, intr: Intrinsics | None) -> 
 @pytest.mark.parametrize("with_tops", [False, True])
 @pytest.mark.parametrize("calibrated", [True, False])
 def test_heights_of_men_on_a_chessboard_with_honest_sigmas(frames: list, calibrated: bool, with_tops: bool) -> None:
-    """Measured, not yet good: the benchmark's figures are ~74 % exact with the camera model and
-    ~69-70 % without (the kit reader's 96 % is the target); what is claimed must hold: on these
-    frames 73 / 56 % exact (74 / 57 % with the tops' colours given, as the referee gives them)
-    (73 / 58 % before the focal factor was fitted with the groups' radii, better here, worse on
-    the benchmark's 2 551 stacks; 67 / 48 % with the least-squares rims of before, which also put
-    7 % more than a piece off), 97 % within one piece, and each height's sigma as wide as its
-    error (a Gaussian's median |z| is 0.67)."""
+    """Measured, not yet good: see the README's Figures for the benchmark's (the kit reader's
+    96 % is the target); what is claimed must hold: on these frames 72 / 60 % exact with the
+    camera model / without (73 / 58 % with the tops' colours given, as the referee gives them;
+    the lowest of OpenCV 4.10 + numpy 1.26 and the current versions), 56-58 % without before the
+    impossible rims were sought again (73 / 58 % before the focal factor was fitted with the
+    groups' radii; 67 / 48 % with the least-squares rims of before, which also put 7 % more than
+    a piece off), 95 % within one piece, and each height's sigma as wide as its error (a
+    Gaussian's median |z| is 0.67; with the rims re-sought but the radius's sigma left to the
+    disagreements alone 1.54 on the floor versions)."""
     err, z = [], []
     for r, stacks, intr, corners in frames:
         k = intr if calibrated else None
@@ -158,7 +160,7 @@ def test_heights_of_men_on_a_chessboard_with_honest_sigmas(frames: list, calibra
                 z.append((got.estimate[cell] - len(stack)) / got.sigma[cell])
     e = np.asarray(err)
     assert e.size >= 60
-    assert np.mean(e == 0) >= (0.72 if calibrated else 0.53), np.mean(e == 0)
+    assert np.mean(e == 0) >= (0.72 if calibrated else 0.57), np.mean(e == 0)
     assert np.mean(np.abs(e) <= 1) >= 0.95, np.mean(np.abs(e) <= 1)
     assert 0.35 <= float(np.median(np.abs(z))) <= 1.3, float(np.median(np.abs(z)))
 

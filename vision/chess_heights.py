@@ -40,7 +40,10 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
    radius is then the median distance of the rim's points from that centre: its scatter
    within a group of tops halves (0.19 -> 0.09 px draughts, 0.23 -> 0.10 px chips, measured
    against the truth). A plain counter has no pattern (its directions disagree): its rim's
-   own circle stands.
+   own circle stands. A circle that no stack of 1..max men of the frame's radius (step 3's
+   pooled R) has, a lower man's crescent, a king's crown or a neighbour's rim taken for the
+   top's (2-8 px off on ~14 % of the tops, a third of the wrong heights), is sought again among
+   the same rim points with its radius within what those stacks allow, and re-centred.
 3. the frame's men radius R: the radius over the ratio s the centre's displacement gives, pooled
    with weights by how far each top lies from the nadir (the displacement's resolution); then
    per group of tops (one colour on squares of one parity: a rim line darker than the top
@@ -51,7 +54,9 @@ exact circle of radius R s centred at nadir + (centre - nadir) s. Per stack:
 4. per stack, a height k = Z (1 - 1 / s) / t from the radius (s = r / R) and one from the
    displacement (a man's off-centre placement is its noise: measured across the nadir
    direction, where no height moves a top), how well the radius tells it measured on the frame
-   (the two disagree by both errors), a radius more than three joint sigmas off is a wrong rim;
+   (the two disagree by both errors; no less than the stack's rim fit and a group's rim scatter
+   about its common offset say, `rim_scatter_px`), a radius more than three joint sigmas off is
+   a wrong rim;
    the two combined by inverse variance, and the sigma with them.
 
 What it reaches (`benchmarks/bench_vision_chess.py`): see the README's Figures. What limits it:
@@ -74,7 +79,11 @@ same factor (the grid's focal length is 5-10 % off on a tilted view, its princip
 at the image centre, and up to twice off seen head on). Step 3 then fits that factor together
 with the groups' radii: the factor and radii that best explain the tops as whole pieces,
 weighed against the grid's focal sigma (as `vision.domination.height_scale` does for the kit),
-and the heights' sigmas carry the factor's own.
+and the heights' sigmas carry the factor's own: the spread of the tops' likelihood about it
+under the focal length's whole sigma, its principal point's share included (the grid's own
+sigma takes the image centre as the principal point; the factor stays chosen against that).
+The focal length's error is the camera's, not the frame's (two frames of one table were off by
+the same 1-38 %): pooling it over frames of one camera would not remove it.
 
 Arrays: points in board units `(N, 2) float64 (x, y)` (DESIGN.md's Domination board frame);
 frames BGR `uint8 (H, W, 3)`.
@@ -133,6 +142,10 @@ class StackHeightParams:
     #: how much a group's rims may read off the men's radius, as a fraction of it (a rim line
     #: and the square's colour move a rim by up to a pixel, ~2 % of a radius of 45 px)
     group_bias: float = 0.04
+    #: how far (px) a top's rim reads off its group's common offset besides its own fit's
+    #: scatter (a rim line, the square's colour, a shade: 0.1-2 px, measured against the truth;
+    #: `_group_radii` takes 0.2 px likewise)
+    rim_scatter_px: float = 0.2
     #: a rim point agrees with a circle within this many pixels (its scatter about the rim where
     #: the rim is clean: blur and noise move a crossing by a few tenths of a pixel)
     rim_band_px: float = 0.4
@@ -213,7 +226,7 @@ def stack_heights(
     corners = np.asarray(board.corners_px, np.float64)
     px_per_unit = float(np.mean(np.linalg.norm(corners - np.roll(corners, 1, axis=0), axis=1))) / 8.0
     band = params.rim_band_px / max(px_per_unit, 1e-6)
-    circles = _silhouettes(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, band, params)
+    circles, rim_points = _silhouettes(vals, rad, dirs, expect, board_bgr, centres, nadir, s_max, band, params)
     ok = np.array([c is not None for c in circles])
     if not ok.any():
         return None
@@ -230,6 +243,28 @@ def stack_heights(
     s_disp_sig = placement / dist
     # the men's radius: r / s over the stacks, weighed by how well each s is known
     R_all = _pooled_radius(radius_fit[ok], radius_sig[ok], s_disp[ok], s_disp_sig[ok])
+    # a circle no stack of 1..max men of the frame's radius has (a lower man's crescent, a
+    # king's crown, a neighbour's rim taken for the top's: 2-8 px off on ~14 % of the tops,
+    # a third of the wrong heights): the consensus again among the same rim points, its
+    # radius within what those stacks allow (from the men's radius to the tallest stack's
+    # half a piece up, the men's radius known to a quarter of `group_bias` as in
+    # `_group_radii`), re-centred on the top's rings
+    slack = 0.25 * params.group_bias
+    r_lo, r_hi = R_all * (1.0 - slack), R_all * s_max * (1.0 + slack)
+    redo = [i for i in range(len(cells)) if ok[i] and not r_lo - band < radius_fit[i] < r_hi + band
+            and rim_points[i] is not None]
+    if redo:
+        again = [_consensus_circle(rim_points[i], band, r_lo, r_hi) for i in redo]
+        again = _centred_on_pattern(frame, board, cam, again, px_per_unit, params)
+        for i, c in zip(redo, again):
+            if c is not None:
+                circles[i] = c
+                centre_fit[i], radius_fit[i], radius_sig[i] = c[0], c[1], c[2]
+        off = centre_fit - centres
+        along, across = np.sum(off * u, axis=1), np.sum(off * v, axis=1)
+        placement = max(1.4826 * float(np.nanmedian(np.abs(across[ok]))), 0.004)
+        s_disp = 1.0 + along / dist
+        s_disp_sig = placement / dist
     # per stack, the radius its group of tops (one colour, one square parity) shows: a rim is
     # read off by up to a pixel, alike for the tops of a colour on squares of a parity
     inner = (rad >= 0.14) & (rad <= 0.26)
@@ -257,17 +292,36 @@ def stack_heights(
         # this module did, left each group's radius fitted to whole pieces at the wrong scale
         f0 = float(cam.camera_matrix[0, 0])
         prior = min(max(float(focal_sigma) / f0, 0.02), 0.35) if math.isfinite(float(focal_sigma)) else 0.35
-        la = np.linspace(-3.0 * prior, 3.0 * prior, 2 * max(math.ceil(3.0 * prior / 0.01), 4) + 1)
-        scores, radii = [], []
+        # the factor is chosen against that prior, but its sigma is the spread of the tops'
+        # likelihood about it under the focal length's whole sigma: with what a principal point
+        # off the image centre does (`focal_pp_sigma_px`; the grid's own sigma takes the centre
+        # as known, and was a third of the focal length's error at the median of 80 benchmark
+        # frames). Chosen against the whole sigma the factor wandered (seed 3 -1.1 points,
+        # seed 5 -2.0); its sigma left out, uncalibrated heights' errors were 2-3 times their
+        # sigmas on tilted frames
+        pp_sigma = board.extra.get("focal_pp_sigma_px")
+        honest = prior
+        if isinstance(pp_sigma, float | int) and math.isfinite(float(pp_sigma)):
+            honest = min(math.hypot(prior, float(pp_sigma) / f0), 0.35)
+        half = max(math.ceil(3.0 * prior / 0.01), 4)
+        step = 3.0 * prior / half
+        # beyond the factor's own range only its sigma is read: in steps three times as wide
+        # (the whole sigma reaches 0.35, 200 steps of 1 % doubled the heights' time)
+        more = math.ceil(3.0 * max(honest - prior, 0.0) / (3.0 * step))
+        out = 3.0 * prior + 3.0 * step * np.arange(1, more + 1)
+        la = np.r_[-out[::-1], np.arange(-half, half + 1) * step, out]
+        width = np.r_[np.full(more, 3.0 * step), np.full(2 * half + 1, step), np.full(more, 3.0 * step)]
+        data, radii = [], []
         for a in np.exp(la):
             R_a, score = _group_radii(radius_fit, radius_sig, s_disp, s_disp_sig, ok, group, R_all, Z / a,
                                       thickness, params)
-            scores.append(score - 0.5 * (math.log(a) / prior) ** 2)
+            data.append(score)
             radii.append(R_a)
-        sc = np.asarray(scores)
+        sc = np.where(np.abs(la) <= 3.0 * prior + 1e-9, np.asarray(data) - 0.5 * (la / prior) ** 2, -np.inf)
         best = int(np.argmax(sc))
-        pw = np.exp(sc - sc[best])
         scale = float(np.exp(la[best]))
+        sc_h = np.asarray(data) - 0.5 * (la / honest) ** 2
+        pw = np.exp(sc_h - sc_h.max()) * width
         scale_sig = math.sqrt(float(pw @ (la - la[best]) ** 2) / float(pw.sum()))
         Z, R = Z / scale, radii[best]
     else:
@@ -286,6 +340,13 @@ def stack_heights(
     grid = np.exp(np.linspace(math.log(0.1), math.log(20.0), 200))
     z_med = np.array([np.median(np.abs(diff) / np.hypot(g, sig_disp[ok])) for g in grid])
     sig_rad = float(grid[min(int(np.searchsorted(-z_med, -0.6745)), len(grid) - 1)])
+    # where the displacements are far less certain than the radii (a frame whose tops lie near
+    # the nadir), their disagreements cannot tell the radius's sigma (it came out at the grid's
+    # floor, 0.1 of a piece, and the heights' errors 2-3 times their sigmas): no less than the
+    # stack's own rim fit and the scatter of a group's rims about their common offset
+    # (`rim_scatter_px`) say, through dk/dr = Z R / (t r^2)
+    sr = np.hypot(np.nan_to_num(radius_sig, nan=1.0), params.rim_scatter_px / max(px_per_unit, 1e-6))
+    sig_rad = np.maximum(sig_rad, Z * R / (thickness * np.where(ok, radius_fit, 1.0) ** 2) * sr)
     # a size that disagrees with the displacement by more than three of their joint sigmas is
     # a wrong rim: the displacement alone is the height there
     joint = np.hypot(sig_rad, sig_disp)
@@ -388,7 +449,7 @@ def _board_colours(frame: np.ndarray, board: BoardFit, cam: Intrinsics) -> np.nd
 
 def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np.ndarray,
                  board_bgr: np.ndarray, centres: np.ndarray, nadir: np.ndarray, s_max: float,
-                 band: float, p: StackHeightParams) -> list[Circle | None]:
+                 band: float, p: StackHeightParams) -> tuple[list[Circle | None], list[np.ndarray | None]]:
     """Per stack, the top's circle from its far side's silhouette against the board: along
     each direction of the top's far side and flanks, the first radius from which the profile
     is the square's own colour (nearer it than the top's) for `board_run`, to a fraction of a
@@ -456,10 +517,12 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
     second = found & found_short & (rho_short < rho - 0.5 * float(rad[1] - rad[0])) & (
         rho_short > rho * (1.0 - p.crescent))
     out: list[Circle | None] = []
+    pts_all: list[np.ndarray | None] = []
     for i in range(n):
         sel = found[i] & _far_side(dirs, centres[i], nadir, s_max, p)
         if sel.sum() < 8:
             out.append(None)
+            pts_all.append(None)
             continue
         both = sel & second[i]
         # in order round the side, a direction's second reading after its first
@@ -472,7 +535,8 @@ def _silhouettes(vals: np.ndarray, rad: np.ndarray, dirs: np.ndarray, expect: np
         r_lo, r_hi = p.radius_range[0] * 0.8, p.radius_range[1] * s_max
         circle = _consensus_circle(q, band, r_lo, r_hi) or _robust_circle(q)
         out.append(circle)
-    return out
+        pts_all.append(q)
+    return out, pts_all
 
 
 def _centred_on_pattern(frame: np.ndarray, board: BoardFit, cam: Intrinsics, circles: list[Circle | None],
