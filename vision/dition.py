@@ -542,10 +542,17 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
         ~is_black, params)
     neutral = _neutral_face(face_bgr, noise, params) if face_bgr is not None else np.ones(len(cands), bool)
     tinted = np.zeros(len(cands), bool)  # (light faces of the board's own tint: `_pale_board_tint`)
-    if face_bgr is not None and (~neutral & ~is_black).any():
+    # (and a light face on a board of a colour, wood or felt, even where `_neutral_face` calls it
+    # neutral: a cream coin 0.31-0.34 of its brightness, paler than the plywood, differs from it
+    # in blue only and needs its colour's profiles below. Where the board around is neutral
+    # itself, paper or a card's white, the grey profiles alone are asked: asked there too, 4
+    # phantoms among the playing cards of `chips_poker_table/train_11`)
+    board_tinted = (_coloured(board_colour, noise, params) if board_colour is not None
+                    else np.zeros(len(cands), bool))
+    if face_bgr is not None and ((~neutral | board_tinted) & ~is_black).any():
         # (or a light face of the board's own tint, paler than the board: white for that board,
         # `_pale_board_tint`; its outline, face and all-around rules below as any light face's)
-        ask = np.flatnonzero(~neutral & ~is_black)
+        ask = np.flatnonzero((~neutral | board_tinted) & ~is_black)
         tint = _pale_board_tint(face_bgr[ask], board_colour[ask], noise, params)
         # (such a face has nothing but its outline and its lightness to tell it from the board: it
         # stands out from the board right around it, the median of a ring 0.8-1.2 diameters out,
@@ -566,7 +573,7 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
             ring_sigma = 1.4826 * np.median(np.abs(ring_c - np.take_along_axis(around, c[:, None], axis=1)), axis=1)
             least = np.maximum(max(params.min_face_contrast, params.face_snr * noise), ring_sigma)
             tint[tint] = np.take_along_axis(off, c[:, None], axis=1)[:, 0] >= least
-        neutral[ask] = tint
+        neutral[ask] |= tint
         tinted[ask] = tint
     object_rays = np.zeros((len(cands), params.n_rays), bool)  # (the rays an object lies across)
     if face_bgr is not None and rect_bgr is not None and (~neutral).any():
