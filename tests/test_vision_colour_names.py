@@ -17,7 +17,7 @@ from scipy.spatial import cKDTree
 from hardware.sim import RenderOptions, random_camera, random_discs
 from hardware.sim.variety import Variety, render_varied
 from vision.camera import Intrinsics
-from vision.colour_names import SEEN_COLOURS, seen_colours
+from vision.colour_names import SEEN_COLOURS, name_colours, seen_colours
 from vision.dition import detect_discs
 from vision.geometry import fit_from_corners
 
@@ -184,3 +184,16 @@ def test_real_photos_colours_are_named() -> None:
     assert total.found >= 0.9 * total.discs  # (the reader finds them: 290 of 310)
     # (all 26 photos: 1 wrong of 290, was 60; a bound of 2 %, 5-6 pieces)
     assert total.colour_wrong <= 0.02 * total.found, (total.colour_wrong, total.found)
+
+
+def test_a_cream_coin_of_the_plywood_s_own_tint_is_white_where_the_plywood_is_no_light_s_grey() -> None:
+    """Faces and boards measured on the real carrom photos (BGR medians): yellow plywood a little
+    off the daylight locus (no light gives a grey that colour, so it is no white reference), a
+    cream coin on it paler than the wood and of its hue is white, as the reader took it; a red
+    queen on it stays red, and a face more saturated than the wood is yellow."""
+    board = np.array([[106.0, 177.0, 220.0]] * 3)
+    faces = np.array([[124.0, 176.0, 210.0],   # cream coin (named yellow before)
+                      [40.0, 45.0, 170.0],     # red queen
+                      [30.0, 200.0, 240.0]])   # a saturated yellow face
+    names = name_colours(faces, np.full((3, 3), 1.0), board, np.zeros(3, bool), ["white", "black", "white"])
+    assert names == ["white", "red", "yellow"]

@@ -98,6 +98,11 @@ NATURAL_HUE_MARGIN_DEG = 10.0
 #: a face's chroma is measured against the noise of its samples' median: below this many
 #: sigmas of it, no colour is named (a dark, noisy face's median chroma is noise)
 CHROMA_SNR = 3.0
+#: a light face of the board's own tint points its chroma within this of the board's (cream
+#: turned carrom coins on plywood: 0-14 degrees off the wood's CIELAB hue, 3-13 in the reader's
+#: B, G, R chroma, the wood's grain ~10; a red print on wood 35-40): the reader's
+#: `vision.dition._pale_board_tint` takes such a face for a white piece, and so is it named
+MAX_TINT_ANGLE_DEG = 25.0
 
 
 def _srgb_to_linear(v: np.ndarray) -> np.ndarray:
@@ -172,6 +177,20 @@ def plausible_light(board_lab: np.ndarray, board_clipped: np.ndarray) -> np.ndar
     return (np.abs(along) <= LIGHT_ALONG_MAX) & (across <= ACROSS_LOCUS) & ~board_clipped
 
 
+def board_tint(face_lab: np.ndarray, board_lab: np.ndarray, noise_ab: np.ndarray | float = 0.0) -> np.ndarray:
+    """Whether each face (N, 3) CIELAB is of its board's (N, 3) own tint, no more saturated: its
+    hue within `MAX_TINT_ANGLE_DEG` of the board's and its saturation (chroma per lightness) no
+    more than the board's plus `CHROMA_SNR` of its noise `noise_ab`: a light piece of the
+    board's material, or a white one under the light that tints the board (a cream coin on
+    yellow plywood, whose colour no light on the daylight locus gives a grey)."""
+    fh = np.degrees(np.arctan2(face_lab[:, 2], face_lab[:, 1]))
+    bh = np.degrees(np.arctan2(board_lab[:, 2], board_lab[:, 1]))
+    same_hue = np.abs((fh - bh + 180.0) % 360.0 - 180.0) <= MAX_TINT_ANGLE_DEG
+    fc = np.hypot(face_lab[:, 1], face_lab[:, 2]) - CHROMA_SNR * np.asarray(noise_ab, np.float64)
+    bc = np.hypot(board_lab[:, 1], board_lab[:, 2])
+    return same_hue & (fc / np.maximum(face_lab[:, 0], 1e-6) <= bc / np.maximum(board_lab[:, 0], 1e-6))
+
+
 def adapt(face_lin: np.ndarray, white_lin: np.ndarray) -> np.ndarray:
     """The faces' colours (N, 3) linear BGR as they look when `white_lin` (N, 3, linear BGR) is
     balanced to grey: von Kries gains in linear light, the reference's brightness kept (N, 3)."""
@@ -214,6 +233,11 @@ def name_colours(face_bgr: np.ndarray, face_noise_bgr: np.ndarray, board_bgr: np
     # (a face neutral only as a natural white is cream, ivory or light wood: white, whichever
     # player's colour the reader gave it against a lighter board)
     cream = ~grey & (cream2[:n] | (board_ok & cream2[n:]))
+    # (a face the reader calls white, of the board's own tint and paler: the board's material or
+    # a white under the light that tints it, as the reader took it; on an unclipped board)
+    tint = ~grey & board_tint(own, board, noise_ab) & ~np.asarray(board_clipped, bool) \
+        & np.array([p == "white" for p in players])
+    cream = cream | tint
     # (a face coloured against both references is named in the camera's colours: the board's
     # colour is a light's only as a hypothesis that would make the face neutral)
     hues = hue_name(own[:, 1:])

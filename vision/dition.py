@@ -64,7 +64,7 @@ from typing import Literal
 import numpy as np
 
 from vision.camera import Intrinsics
-from vision.colour_names import seen_colours
+from vision.colour_names import MAX_TINT_ANGLE_DEG, seen_colours
 from vision.geometry import (
     DITION_SQUARES,
     BoardFit,
@@ -118,6 +118,9 @@ FACE_RING_ANGLES = 24
 #: ... and differs from what lies beyond on this share (real stones and men 17-24 of 24, card
 #: symbols and a card back's lattice 3-17, those at 17 missing their outline on 4 rays or more)
 BESIDE_ALL_AROUND_SHARE = 2.0 / 3.0
+#: radii (board units) of the ring of board right around a disc (touching neighbours cover a
+#: sixth of it each)
+AROUND_RING_BOARD = (0.8, 0.9, 1.0, 1.1, 1.2)
 
 
 #: a dark face that differs from its board shows its outline all around too: on this share of
@@ -541,6 +544,40 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
         small, rect.shape, rect_bgr, face_bgr, cands, face, max(params.min_face_contrast, params.face_snr * noise),
         ~is_black, params)
     neutral = _neutral_face(face_bgr, noise, params) if face_bgr is not None else np.ones(len(cands), bool)
+    tinted = np.zeros(len(cands), bool)  # (light faces of the board's own tint: `_pale_board_tint`)
+    # (and a light face on a board of a colour, wood or felt, even where `_neutral_face` calls it
+    # neutral: a cream coin 0.31-0.34 of its brightness, paler than the plywood, differs from it
+    # in blue only and needs its colour's profiles below. Where the board around is neutral
+    # itself, paper or a card's white, the grey profiles alone are asked: asked there too, 4
+    # phantoms among the playing cards of `chips_poker_table/train_11`)
+    board_tinted = (_coloured(board_colour, noise, params) if board_colour is not None
+                    else np.zeros(len(cands), bool))
+    if face_bgr is not None and ((~neutral | board_tinted) & ~is_black).any():
+        # (or a light face of the board's own tint, paler than the board: white for that board,
+        # `_pale_board_tint`; its outline, face and all-around rules below as any light face's)
+        ask = np.flatnonzero((~neutral | board_tinted) & ~is_black)
+        tint = _pale_board_tint(face_bgr[ask], board_colour[ask], noise, params)
+        # (such a face has nothing but its outline and its lightness to tell it from the board: it
+        # stands out from the board right around it, the median of a ring 0.8-1.2 diameters out,
+        # by the least contrast that counts, in some channel; a bare cell of a green board between
+        # its drawn lines differs from the median 5 diameters around, darkened by the lines and
+        # the board's frame, by 18-22 levels, from the cells around it by 6-11; cream coins 17-80)
+        if tint.any():
+            j = ask[tint]
+            ring_idx = _ring_indices(rect.shape, cands[j], tuple(r * s for r in AROUND_RING_BOARD), FACE_RING_ANGLES)
+            ring = np.take(rect_bgr.reshape(-1, 3), ring_idx, axis=0).astype(np.float32)  # (M, P, 3)
+            around = np.median(ring, axis=1)
+            off = face_colour[j] - around
+            c = np.argmax(off, axis=1)
+            # (and by more than that ring varies, its robust sigma in that channel: a bamboo board's
+            # grain and drawn lines around a bare cell vary by 21 levels where the cell differs by
+            # 16; plywood around a coin 4-17, where the coins differ by 17-47)
+            ring_c = np.take_along_axis(ring, c[:, None, None], axis=2)[..., 0]
+            ring_sigma = 1.4826 * np.median(np.abs(ring_c - np.take_along_axis(around, c[:, None], axis=1)), axis=1)
+            least = np.maximum(max(params.min_face_contrast, params.face_snr * noise), ring_sigma)
+            tint[tint] = np.take_along_axis(off, c[:, None], axis=1)[:, 0] >= least
+        neutral[ask] |= tint
+        tinted[ask] = tint
     object_rays = np.zeros((len(cands), params.n_rays), bool)  # (the rays an object lies across)
     if face_bgr is not None and rect_bgr is not None and (~neutral).any():
         # (or neutral but where an object lying across it hides part of it (`_under_object`):
@@ -587,6 +624,20 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
     if span > 1 and len(light):
         closure[light] = _outline_closure(vals[light][:, :, nd:], rim_edges[2], band[light], min_step[light],
                                           polarity[light], span)
+    # (and a face of the board's own tint over the width of its own rim where that is wider than
+    # the frame's: a turned wooden coin's rounded edge falls over 0.1-0.15 diameters where the
+    # frame's black rims fall over 0.04, `_own_rim_span`. Only such a face, which stands out from
+    # the board right around it: bare paper among discs, ringed by their soft shadows, closes
+    # over a wider span as well: seed 1 frame 8 of the kit's table)
+    own_span = np.full(n, span)
+    pale = np.flatnonzero(tinted)
+    if len(pale):
+        own_span[pale] = np.maximum(span, _own_rim_span(vals[pale][:, :, nd:], min_step[pale]))
+        wider = pale[own_span[pale] > span]
+        for sp in np.unique(own_span[wider]):
+            j = wider[own_span[wider] == sp]
+            closure[j] = np.maximum(closure[j], _outline_closure(vals[j][:, :, nd:], rim_edges[2], band[j],
+                                                                 min_step[j], polarity[j], int(sp)))
     if vals_bright is not vals:
         # (and in grey + (B - R), where a black disc on blue felt differs from it; that channel
         # carries the noise of three: sqrt(3) times the steps)
@@ -632,6 +683,22 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
             top_c[j] = (top[j] * w_dot[j, None] + c_sat * w_sat[:, None]) / wj[:, None]
             centre[j] = top_c[j] - geom.thickness_shift(top_c[j], params.thickness_board)
             sigma[j] = np.sqrt(1.0 / wj + (0.003 if not geom.estimated else 0.008) ** 2)
+    along_tint = None  # (the tinted faces' profiles along their colour to the board, and their least step)
+    if vals_bgr is not None and tinted.any():
+        # (a face of the board's own tint differs from it along their colours' difference: a cream
+        # coin on plywood is bluer than the wood, hardly lighter in grey; its outline, its face
+        # against what lies beside it and all around are read there too, the face darker than
+        # the board along that direction, as for a dark face on felt above)
+        t = np.flatnonzero(tinted)
+        along, e = _along_face_to_board(vals_bgr[t], face_colour[t], board_colour[t])
+        step = np.maximum(params.min_rim_step, params.outline_snr * np.sqrt((e**2) @ noise_bgr ** 2))
+        up = np.ones(len(t))
+        along_tint = (t, along, step)
+        for sp in np.unique(own_span[t]):
+            k = np.flatnonzero(own_span[t] == sp)
+            closure[t[k]] = np.maximum(closure[t[k]], _outline_closure(along[k][..., nd:], rim_edges[2], band[t[k]],
+                                                                       step[k], up[k], int(sp)))
+        beside_share[t] = np.maximum(beside_share[t], _face_against_beside(along, rim_edges[2], band[t], step, up))
     # (a clipped face is held to the noise alone where a rim of the disc's size is fitted
     # around it, in grey or in that colour, on at least `min_closure` of the rays and located as
     # a rim is (below; kit seed 3 frame 74: clipped paper with a grey fit on 11 rays): bare paper
@@ -829,15 +896,25 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
     # (the rays an object lying across the face hides, a pencil, are left out: `_rays_under_object`)
     ask = np.flatnonzero(free & ~is_black & differs & ~clipped_ok & ~proven & ~saturated)
     if len(ask):
-        seen = _seen_all_around(vals[ask], rim_edges[2], band[ask], min_step[ask], span, object_rays[ask])
+        # (a face of the board's own tint in its colour to the board too)
+        along_ask = None
+        if along_tint is not None:
+            t, along, step = along_tint
+            at = np.searchsorted(t, ask)
+            known = (at < len(t)) & (t[np.minimum(at, len(t) - 1)] == ask)
+            along_ask = (np.zeros(vals[ask].shape, vals.dtype), np.full(len(ask), np.inf))
+            along_ask[0][known], along_ask[1][known] = along[at[known]], step[at[known]]
+        seen = _seen_all_around(vals[ask], rim_edges[2], band[ask], min_step[ask], own_span[ask], object_rays[ask],
+                                along_ask)
         free[ask[~seen]] = False
         # (a white neighbour touching it hides its outline there, the same colour running on: the
         # rays towards the readings that show theirs are left out, `_towards_neighbours`)
         again = ask[~seen]
         if len(again) and free.any():
             hidden = _towards_neighbours(centre[again], centre[free], u, params.hemming_distance_board)
-            free[again] = _seen_all_around(vals[again], rim_edges[2], band[again], min_step[again], span,
-                                           hidden | object_rays[again])
+            free[again] = _seen_all_around(vals[again], rim_edges[2], band[again], min_step[again], own_span[again],
+                                           hidden | object_rays[again],
+                                           None if along_ask is None else (along_ask[0][~seen], along_ask[1][~seen]))
     # a white face clipped at the sensor's white in every channel, on paper that one channel
     # still shows (warm paper under glare keeps its blue): its outline in that channel
     if vals_bgr is not None and face_colour is not None:
@@ -1645,7 +1722,8 @@ def _dark_seen_all_around(seen: np.ndarray, band: np.ndarray, hidden: np.ndarray
 
 
 def _seen_all_around(vals: np.ndarray, r_top: float, band: np.ndarray, min_step: np.ndarray,
-                     span: int = 1, hidden: np.ndarray | None = None) -> np.ndarray:
+                     span: int | np.ndarray = 1, hidden: np.ndarray | None = None,
+                     along: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Which light faces (N,) show their outline all around (`_around_shares`, polarity -1): on
     `ALL_AROUND_SHARE` of the rays the profile steps down at the rim (as `_outline_closure`
     takes it) or the face differs from what lies beyond the rim (as `_face_against_beside`), and
@@ -1659,11 +1737,27 @@ def _seen_all_around(vals: np.ndarray, r_top: float, band: np.ndarray, min_step:
     it (the face differs from what lies beyond on 3-17 rays of 24, and where on 17, the outline
     is missing on 4 rays or more). `hidden` (N, R): rays left out (towards a touching neighbour
     of its colour, whose face runs on beyond the rim); with fewer than half the rays left, the
-    outline is taken as seen (hemmed in: the rules of the hemmed-in discs speak for it)."""
-    share, share_beside, n_use, _ = _around_shares(vals, r_top, band, min_step, np.full(len(vals), -1.0), span,
-                                                   hidden)
+    outline is taken as seen (hemmed in: the rules of the hemmed-in discs speak for it). `span`:
+    the rim's width in samples, the frame's or each face's own (`_own_rim_span`). `along`: the
+    faces' profiles (N, R, K) in another channel where the face is darker than the board, and
+    their least step (N,) (a face of the board's own tint, `_pale_board_tint`, along its colour
+    to the board; a row with an infinite step has none): a ray counts where either shows it."""
+    n, n_rays = vals.shape[:2]
+    spans = np.broadcast_to(np.asarray(span), (n,))
+    seen, beside = np.zeros((n, n_rays), bool), np.zeros((n, n_rays), bool)
+    for sp in np.unique(spans):
+        j = np.flatnonzero(spans == sp)
+        ways = [(vals[j], min_step[j], -1.0)] + ([] if along is None else [(along[0][j], along[1][j], 1.0)])
+        for v, step, pol in ways:
+            seen[j] |= _around_shares(v, r_top, band[j], step, np.full(len(j), pol), int(sp))[3]
+            face, beyond = _face_and_beyond(v, r_top, band[j])
+            beside[j] |= (beyond - face) * pol > step[:, None]
+    use = np.ones(seen.shape, bool) if hidden is None else ~hidden
+    n_use = use.sum(axis=1)
+    share = (seen & use).sum(axis=1) / np.maximum(n_use, 1)
+    share_beside = (beside & use).sum(axis=1) / np.maximum(n_use, 1)
     return (((share >= ALL_AROUND_SHARE) & (share_beside >= BESIDE_ALL_AROUND_SHARE))
-            | (2 * n_use < vals.shape[1]))
+            | (2 * n_use < n_rays))
 
 
 def _towards_neighbours(centres: np.ndarray, neighbours: np.ndarray, u: np.ndarray,
@@ -1709,6 +1803,26 @@ def _rim_span(rim_vals: np.ndarray, fitted: np.ndarray, rays: np.ndarray, polari
         return 1
     sigma = float(np.median(whole[use] / (math.sqrt(2 * math.pi) * slope[use])))
     return min(round(sigma), 4) if sigma >= 2.5 else 1  # (4: half the 0.36 diameters a profile spans)
+
+
+def _own_rim_span(rim_vals: np.ndarray, min_step: np.ndarray) -> np.ndarray:
+    """How many profile samples either side of its rim each light face's own step takes (N,),
+    as `_rim_span` measures the frame's (a Gaussian edge's sigma, the whole step over its
+    steepest slope, 1 below 2.5 samples, at most 4), on each face's own rays (`rim_vals` (N, R,
+    RIM_RADII)) whose face stands `min_step` (N,) above what lies beyond, on half of its rays at
+    least (else 1). A turned wooden coin's rim is rounded, its edge falls over 3-4 samples where
+    the frame's black rims fall over 2."""
+    v = -rim_vals  # (a light face: up outward)
+    whole = v[..., -3:].mean(axis=2) - v[..., :3].mean(axis=2)  # (N, R)
+    slope = np.diff(v, axis=2).max(axis=2)
+    use = (whole > min_step[:, None]) & (slope > 0)
+    sigma = np.where(use, whole / (math.sqrt(2 * math.pi) * np.maximum(slope, 1e-6)), np.nan)
+    out = np.ones(len(rim_vals), int)
+    enough = 2 * use.sum(axis=1) >= rim_vals.shape[1]
+    if enough.any():
+        med = np.nanmedian(sigma[enough], axis=1)
+        out[enough] = np.clip(np.round(med), 1, 4).astype(int)
+    return out
 
 
 def _along_face_to_board(vals_bgr: np.ndarray, face_colour: np.ndarray,
@@ -1852,6 +1966,30 @@ def _neutral_face(face_bgr: np.ndarray, noise: float, params: DiscParams) -> np.
     # around it averages to a pale, nearly neutral colour; a disc's face is neutral all over,
     # but for a few samples on a highlight's coloured fringe or on the rim)
     return coloured.mean(axis=1) <= params.max_coloured_share
+
+
+def _pale_board_tint(face_bgr: np.ndarray, board_colour: np.ndarray, noise: float,
+                     params: DiscParams) -> np.ndarray:
+    """Whether each candidate's face (`face_bgr` (N, P, 3): its samples) is the board's own tint
+    (`board_colour` (N, 3), BGR), no more saturated than the board: a light piece of the board's
+    material, or a white one under the light that tints the board (cream turned wooden carrom
+    coins on plywood: the wood's hue, 0.33-0.6 of their brightness, which `_neutral_face` calls
+    coloured). Per sample, as `_neutral_face`: its chroma (the colour minus its grey, a vector
+    in B, G, R) points within `MAX_TINT_ANGLE_DEG` of the board's and is no larger, in units of
+    brightness, than the board's plus what `outline_snr` noise sigmas give a sample; on all but
+    `max_coloured_share` of the samples. A print on the board is of another hue (a carrom
+    board's red circles, 35-40 degrees off its wood) or more saturated than the board."""
+    f = face_bgr.astype(np.float32)
+    b = board_colour.astype(np.float32)[:, None, :]
+    mf, mb = f.mean(axis=2, keepdims=True), b.mean(axis=2, keepdims=True)
+    vf, vb = f - mf, b - mb
+    nf, nb = np.linalg.norm(vf, axis=2), np.linalg.norm(vb, axis=2)
+    cos = (vf * vb).sum(axis=2) / np.maximum(nf * nb, 1e-6)
+    # (a face with no chroma beyond its noise has no hue: it is neutral, `_neutral_face`'s case)
+    tol = params.outline_snr * noise
+    same_hue = (cos >= math.cos(math.radians(MAX_TINT_ANGLE_DEG))) | (nf <= tol)
+    paler = nf <= nb * mf[..., 0] / np.maximum(mb[..., 0], 1.0) + tol
+    return (~(same_hue & paler)).mean(axis=1) <= params.max_coloured_share
 
 
 def _saturated(face_bgr: np.ndarray, params: DiscParams) -> np.ndarray:
