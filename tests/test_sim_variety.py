@@ -129,7 +129,7 @@ def _lamp_frame(discs: tuple[SimDisc, ...], foot: tuple[float, float], **changes
     u, v = BIG.project(np.array([[foot[0], foot[1], 0.0]]))[0]
     w, h = BIG.image_size
     opts = CLEAN.replace(ambient=0.6, disc_thickness=TALL, hot_spot_xy=((u + 0.5) / w, (v + 0.5) / h),
-                         hot_spot_strength=0.5, hot_spot_radius=1.0, lamp_height=5.0)
+                         hot_spot_strength=0.5, hot_spot_radius=1.0, lamp_height_units=5.0)
     opts = opts.replace(**changes)
     return render_varied(discs, BIG, np.random.default_rng(1), Variety(), opts).image.mean(axis=2)
 
@@ -179,7 +179,7 @@ def test_a_discs_side_turned_away_from_a_lamp_keeps_only_the_rooms_light() -> No
         u, v = cam.project(np.array([[foot[0], foot[1], 0.0]]))[0]
         w, h = cam.image_size
         opts = CLEAN.replace(ambient=0.6, disc_thickness=TALL, hot_spot_xy=((u + 0.5) / w, (v + 0.5) / h),
-                             hot_spot_strength=strength, hot_spot_radius=1.0, lamp_height=5.0)
+                             hot_spot_strength=strength, hot_spot_radius=1.0, lamp_height_units=5.0)
         img = render_varied(disc, cam, np.random.default_rng(1), Variety(), opts).image.mean(axis=2)
         su, sv = cam.project(np.array([[10.0 + 0.5 * n[0], 10.0 + 0.5 * n[1], -0.22]]))[0]
         return float(img[round(sv) - 1 : round(sv) + 2, round(su)].mean())

@@ -31,7 +31,7 @@ def _light_fields_cached(options: RenderOptions, size: tuple[int, int]) -> tuple
     hot = options.hot_spot_strength * np.exp(-0.5 * r2)
     corner = ((uu - 0.5) ** 2 + ((vv - 0.5) * aspect) ** 2) / (0.25 * diag**2)
     vig = 1.0 - options.vignette * corner
-    if options.lamp_height is None:
+    if options.lamp_height_units is None:
         # the room's own light, uneven: one broad source, its hot spot and its shadows together
         fields = (options.ambient * (1.0 + grad + hot) * vig, np.zeros_like(hot))
     else:
@@ -53,7 +53,7 @@ def light_field(options: RenderOptions, size: tuple[int, int]) -> np.ndarray:
 
 def lamp_field(options: RenderOptions, size: tuple[int, int]) -> np.ndarray:
     """(h, w) float32 the lamp's pool of light relative to the board's albedo (ambient, hot spot,
-    vignette), zero when `options.lamp_height` is None (the hot spot is then in `light_field`)."""
+    vignette), zero when `options.lamp_height_units` is None (the hot spot is then in `light_field`)."""
     return _light_fields_cached(options, (int(size[0]), int(size[1])))[1]
 
 
@@ -119,13 +119,13 @@ def apply_effects(
     brightness factor: per-frame flicker), glare on glossy surfaces (`gloss` (h, w) 0..1, e.g.
     the disc faces), optical blur (skipped if the caller has `blurred` the picture already: the
     blur commutes with the smooth light field), brightness-dependent sensor noise, JPEG.
-    With `options.lamp_height` the hot spot is a lamp's, added: `lamp` is the picture as the lamp
+    With `options.lamp_height_units` the hot spot is a lamp's, added: `lamp` is the picture as the lamp
     alone lights it (float32 BGR: its own shadows, the sides at their angle to it; None: `image`).
     `glare_xy`: where the glare is centred (image fractions; None: at the hot spot).
     """
     h, w = image.shape[:2]
     img = cv2.multiply(image, _gain_field_cached(options, (w, h)), scale=float(gain))
-    if options.lamp_height is not None:
+    if options.lamp_height_units is not None:
         lit = image if lamp is None else lamp
         img += cv2.multiply(lit, _gain_field_cached(options, (w, h), True), scale=float(gain))
     if gloss is not None and options.glare > 0:

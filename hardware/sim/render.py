@@ -4,7 +4,7 @@ Pipeline (one frame): the table and the printed plate are warped from board-fram
 a supersampled canvas (exact lens model), averaged down (INTER_AREA); soft piece shadows are
 multiplied in; the pieces are drawn as 3D cylinders on a supersampled premultiplied layer and
 composited; an optional hand is drawn; then light, colour cast, blur, noise and JPEG. A lamp
-(`RenderOptions.lamp_height`) lights a second picture of the same scene, with its own hard
+(`RenderOptions.lamp_height_units`) lights a second picture of the same scene, with its own hard
 shadows and the sides at their angle to it, which is added in its pool of light.
 The static part (everything before the hand and the effects) is cached per scene and camera.
 """
@@ -280,9 +280,9 @@ LAMP_APERTURE_UNITS = 1.5
 
 
 def lamp_over_board(camera: SimCamera, options: RenderOptions) -> Lamp | None:
-    """The lamp of `options` (None without `lamp_height`): its pool of light (the hot spot) is
+    """The lamp of `options` (None without `lamp_height_units`): its pool of light (the hot spot) is
     brightest right under it, so it hangs above the board point seen at `hot_spot_xy`."""
-    if options.lamp_height is None:
+    if options.lamp_height_units is None:
         return None
     w, h = camera.image_size
     px = np.array([[[options.hot_spot_xy[0] * w - 0.5, options.hot_spot_xy[1] * h - 0.5]]])
@@ -292,7 +292,7 @@ def lamp_over_board(camera: SimCamera, options: RenderOptions) -> Lamp | None:
     if abs(ray[2]) < 1e-9 or -c[2] / ray[2] <= 0:
         return None  # the hot spot above the horizon: no board point under it
     foot = c + ray * (-c[2] / ray[2])
-    return Lamp(float(foot[0]), float(foot[1]), float(options.lamp_height))
+    return Lamp(float(foot[0]), float(foot[1]), float(options.lamp_height_units))
 
 
 def lamp_glare_xy(camera: SimCamera, lamp: Lamp) -> tuple[float, float] | None:

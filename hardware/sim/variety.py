@@ -109,7 +109,7 @@ class Variety:
     def options(self, base: RenderOptions = DEFAULT_OPTIONS, *, lamp: bool = True) -> RenderOptions:
         """`base` with this variety's light, camera and disc thickness. `lamp=False`: the glare and
         lamp choices' hot spot lights the frame as the room's own light does (no
-        `RenderOptions.lamp_height`: it multiplies the room's soft shadows, casts none of its own,
+        `RenderOptions.lamp_height_units`: it multiplies the room's soft shadows, casts none of its own,
         its glare centred on it), as they were rendered before 2026-12-03: the frames the
         reader's tests of those days describe."""
         ch: dict[str, Any] = {}
@@ -123,15 +123,15 @@ class Variety:
             "room": {},
             "hard_shadow": {"shadow": 0.65, "shadow_blur_units": 0.03,
                             "light_dir": (0.7 * math.copysign(1, base.light_dir[0] or 1), 0.45)},
-            # a lamp's hot spot is a lamp (`RenderOptions.lamp_height`): its light adds to the
+            # a lamp's hot spot is a lamp (`RenderOptions.lamp_height_units`): its light adds to the
             # room's, casts its own hard shadows and lights the sides at their angle to it; it
             # hangs where its pool's half-width (0.15 / 0.3 of the diagonal: 7-9 / 14-18 board
             # units under the benchmark's cameras) is a beam 40 degrees off its axis
-            "glare": {"hot_spot_strength": 0.45, "hot_spot_radius": 0.15, "glare": 0.6, "lamp_height": 10.0},
+            "glare": {"hot_spot_strength": 0.45, "hot_spot_radius": 0.15, "glare": 0.6, "lamp_height_units": 10.0},
             "warm": {"colour_cast": (0.82, 1.0, 1.18)},
             "cool": {"colour_cast": (1.15, 1.0, 0.87)},
             "lamp": {"ambient": base.ambient * 1.15, "hot_spot_strength": 0.25, "hot_spot_radius": 0.3,
-                     "colour_cast": (0.92, 1.0, 1.08), "lamp_height": 20.0},
+                     "colour_cast": (0.92, 1.0, 1.08), "lamp_height_units": 20.0},
         }[self.light])
         ch.update({
             "plain": {},
@@ -141,7 +141,7 @@ class Variety:
             "jpeg": {"jpeg_quality": 60},
         }[self.camera])
         if not lamp:
-            ch.pop("lamp_height", None)
+            ch.pop("lamp_height_units", None)
         return base.replace(**ch)
 
     def to_dict(self) -> dict[str, str]:
