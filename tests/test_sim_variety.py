@@ -115,3 +115,86 @@ def test_objects_lie_off_the_discs_and_the_truth_says_which_variety() -> None:
     for d in DISCS:
         u, v = _px(d.x, d.y)
         assert not diff[v - 3 : v + 4, u - 3 : u + 4].any()
+
+
+# ---- a lamp (the glare and lamp choices): light added to the room's, its own shadows ----------
+
+TALL = 0.3  # thick discs, so that the lamp's shadow beyond the rim is a dozen pixels wide
+
+
+def _lamp_frame(discs: tuple[SimDisc, ...], foot: tuple[float, float], **changes: object) -> np.ndarray:
+    """Grey frame (BIG camera, from above) with a lamp 5 units above board point `foot` whose
+    pool (0.5 above the room's light at its centre) covers the whole board; dim enough to clip
+    nowhere."""
+    u, v = BIG.project(np.array([[foot[0], foot[1], 0.0]]))[0]
+    w, h = BIG.image_size
+    opts = CLEAN.replace(ambient=0.6, disc_thickness=TALL, hot_spot_xy=((u + 0.5) / w, (v + 0.5) / h),
+                         hot_spot_strength=0.5, hot_spot_radius=1.0, lamp_height_units=5.0)
+    opts = opts.replace(**changes)
+    return render_varied(discs, BIG, np.random.default_rng(1), Variety(), opts).image.mean(axis=2)
+
+
+def _big_grey(img: np.ndarray, x: float, y: float) -> float:
+    u, v = BIG.project(np.array([[x, y, 0.0]]))[0]
+    return float(img[round(v) - 1 : round(v) + 2, round(u) - 1 : round(u) + 2].mean())
+
+
+def test_a_lamp_casts_the_discs_shadows_away_from_it() -> None:
+    # a disc 4 units from the lamp's foot: its top's outline falls 0.3 x 4 / 4.7 = 0.26 further
+    # out (the shadow from 0.5 to 0.76 from the centre, away from the lamp), its light missing
+    # there wholly; on the lamp's side the board is lit
+    disc = (SimDisc(10.0, 10.0, "white"),)
+    lit = _lamp_frame(disc, (6.0, 10.0))
+    room = _lamp_frame(disc, (6.0, 10.0), hot_spot_strength=0.0)
+    shadow, towards = _big_grey(lit, 10.64, 10.0), _big_grey(lit, 9.36, 10.0)
+    assert towards > _big_grey(room, 9.36, 10.0) + 25  # the lamp lights the board
+    assert abs(shadow - _big_grey(room, 10.64, 10.0)) <= 3  # but not its shadow
+    assert _big_grey(lit, 10.0, 10.64) > _big_grey(room, 10.0, 10.64) + 25  # nor beside it
+
+
+def test_a_lamp_shines_into_the_rooms_soft_shadows() -> None:
+    # the room's shadow lacks a share of the room's light; the lamp adds its own light there as
+    # on the paper beside it (it is a second source, not a brighter room): the shadow stays as
+    # many levels deep, where multiplying would deepen it by the pool's 1.5
+    disc = (SimDisc(10.0, 10.0, "white"),)
+    room_shadow = {"shadow": 0.5, "light_dir": (1.0, 0.0), "shadow_blur_units": 0.02}
+    lamp = _lamp_frame(disc, (16.0, 10.0), **room_shadow)  # the lamp's shadow falls the other way
+    room = _lamp_frame(disc, (16.0, 10.0), hot_spot_strength=0.0, **room_shadow)
+    depth_lamp = _big_grey(lamp, 10.0, 13.0) - _big_grey(lamp, 10.62, 10.0)
+    depth_room = _big_grey(room, 10.0, 13.0) - _big_grey(room, 10.62, 10.0)
+    assert depth_room > 20
+    assert _big_grey(lamp, 10.62, 10.0) > _big_grey(room, 10.62, 10.0) + 25
+    assert abs(depth_lamp - depth_room) <= 3
+
+
+def test_a_discs_side_turned_away_from_a_lamp_keeps_only_the_rooms_light() -> None:
+    # seen from 30 degrees off the vertical, the side facing the camera (upper half: the face's
+    # colour) is lit by a lamp on the camera's side of the disc and not by one behind it
+    cam = look_at_board("dition", image_size=(1640, 1232), markers=True, tilt_deg=30)
+    c = cam.centre_world
+    n = np.array([c[0] - 10.0, c[1] - 10.0]) / math.hypot(c[0] - 10.0, c[1] - 10.0)
+    disc = (SimDisc(10.0, 10.0, "white"),)
+
+    def side(foot: np.ndarray, strength: float = 0.5) -> float:
+        u, v = cam.project(np.array([[foot[0], foot[1], 0.0]]))[0]
+        w, h = cam.image_size
+        opts = CLEAN.replace(ambient=0.6, disc_thickness=TALL, hot_spot_xy=((u + 0.5) / w, (v + 0.5) / h),
+                             hot_spot_strength=strength, hot_spot_radius=1.0, lamp_height_units=5.0)
+        img = render_varied(disc, cam, np.random.default_rng(1), Variety(), opts).image.mean(axis=2)
+        su, sv = cam.project(np.array([[10.0 + 0.5 * n[0], 10.0 + 0.5 * n[1], -0.22]]))[0]
+        return float(img[round(sv) - 1 : round(sv) + 2, round(su)].mean())
+
+    room = side(np.array([10.0, 10.0]), 0.0)
+    assert side(10.0 + 4 * n) > room + 20
+    assert abs(side(10.0 - 4 * n) - room) <= 4  # (the top face's anti-aliased rim above it is lit)
+
+
+def test_a_lamps_glare_lies_where_the_faces_mirror_it_to_the_camera() -> None:
+    # a flat glossy face mirrors the lamp to the camera at the board point between the lamp's
+    # foot and the camera's that splits their distance as their heights: not under the lamp
+    c = BIG.centre_world
+    foot = np.array([2.0, 10.0])
+    mirror = foot + (c[:2] - foot) * 5.0 / (5.0 + abs(c[2]))
+    discs = (SimDisc(*foot, "black"), SimDisc(*mirror, "black"))
+    img = _lamp_frame(discs, tuple(foot), hot_spot_strength=0.0, hot_spot_radius=0.04, glare=0.6)
+    assert _big_grey(img, *mirror) > _big_grey(img, *foot) + 40

@@ -13,9 +13,10 @@ from variety_support import bench_frame
 from hardware.sim.variety import PENCIL_BOARD, Variety
 
 
-def _bench_frame(frame: int, variety: Variety, seed: int = 1):
-    """Frame `frame` of the variety benchmark's `seed`: the discs and the readings."""
-    return bench_frame(seed, frame, variety)
+def _bench_frame(frame: int, variety: Variety, seed: int = 1, lamp: bool = True):
+    """Frame `frame` of the variety benchmark's `seed`: the discs and the readings (`lamp`:
+    `bench_frame`'s)."""
+    return bench_frame(seed, frame, variety, lamp=lamp)
 
 
 def _score(discs, found) -> tuple[int, int, int]:
@@ -103,7 +104,7 @@ def test_a_white_disc_on_clipped_paper_is_not_taken_for_a_printed_ring() -> None
     blur's width (a free-radius fit 0.04 wider than its top face), as wide as a printed ring's
     inner edge. But a ring is an even line on every ray; this outline steps on 10 of 24. It was
     lost when the size test alone decided."""
-    _discs, found = _bench_frame(17, Variety(light="glare"))
+    _discs, found = _bench_frame(17, Variety(light="glare"), lamp=False)
     near = [d for d in found if np.hypot(d.centre_board[0] - 15.17, d.centre_board[1] - 8.02) < 0.3]
     assert [d.colour for d in near] == ["white"]
 

@@ -87,7 +87,7 @@ def test_black_disc_under_glare_keeps_its_round_outline() -> None:
     highlight's gradient on its face (more than the white faces' `even_face` allows) and shows
     its round dot; a dark face's roundness was asked of it with the white faces' bound and it was
     dropped (found by each of the two changes alone, missed once both were merged)."""
-    discs, found = _bench_frame(1, 27, Variety.one("light", "glare"))
+    discs, found = _bench_frame(1, 27, Variety.one("light", "glare"), lamp=False)
     near = [d for d in found if np.hypot(d.centre_board[0] - 4.58, d.centre_board[1] - 16.75) < 0.3]
     assert [d.colour for d in near] == ["black"]
     assert _score(discs, found)[1] == 0  # no phantom
@@ -240,7 +240,7 @@ def test_white_discs_clipped_in_glare_show_their_outline_in_blue() -> None:
     and the halfway crossings of a shadow's soft fall-off scatter by more than a rim's width);
     and (17.6, 10.0), whose shadow's fall-off runs on past the rim's reach on most rays (see the
     frame 14 test below). No phantom."""
-    discs, found = _bench_frame(1, 2, Variety(light="glare"))
+    discs, found = _bench_frame(1, 2, Variety(light="glare"), lamp=False)
     for x, y in ((16.22, 12.73), (18.76, 13.56), (14.64, 10.62)):
         near = [d for d in found if np.hypot(d.centre_board[0] - x, d.centre_board[1] - y) < 0.3]
         assert [d.colour for d in near] == ["white"]
@@ -261,7 +261,7 @@ def test_white_discs_clipped_in_glare_closed_by_their_shadows_fall_off() -> None
     face holds at the sensor's white up to the rim: all five found, no phantom ((12.19, 12.69),
     its blue 4-9 levels under the face on most rays, under two steps of 4 on a single sample,
     once the mean over the window outside the circle is asked a step deep)."""
-    discs, found = _bench_frame(1, 14, Variety(light="glare"))
+    discs, found = _bench_frame(1, 14, Variety(light="glare"), lamp=False)
     missed, phantoms, colours, median = _score(discs, found)
     assert (phantoms, colours) == (0, 0)
     assert missed == 0
@@ -275,7 +275,7 @@ def test_white_discs_clipped_in_glare_closed_by_a_shallow_shadow() -> None:
     window just outside the circle stands one step under the face: (8.65, 6.07) and
     (9.34, 3.16) were missed and are found, no phantom. Left: five discs touching other clipped
     faces, whose outline the frame shows on half to two thirds of the rays."""
-    discs, found = _bench_frame(1, 11, Variety(light="glare"))
+    discs, found = _bench_frame(1, 11, Variety(light="glare"), lamp=False)
     for x, y in ((8.65, 6.07), (9.34, 3.16)):
         near = [d for d in found if np.hypot(d.centre_board[0] - x, d.centre_board[1] - y) < 0.3]
         assert len(near) == 1 and near[0].colour == "white"
@@ -299,7 +299,7 @@ def test_white_discs_clipped_in_glare_showing_half_their_outline_are_found(frame
     count. No phantom. Left in frame 24: (17.18, 4.69), whose crescent's circle is located to
     0.010-0.013 only, and (17.98, 0.6), whose rays towards the board's edge line, 0.6 away, cannot
     speak (a line's edge is ink)."""
-    discs, found = _bench_frame(1, frame, Variety(light="glare"))
+    discs, found = _bench_frame(1, frame, Variety(light="glare"), lamp=False)
     for x, y in centres:
         near = [d for d in found if np.hypot(d.centre_board[0] - x, d.centre_board[1] - y) < 0.1]
         assert [d.colour for d in near] == ["white"]
@@ -321,7 +321,7 @@ def test_bare_paper_ringed_by_the_halos_of_discs_in_glare_is_not_a_disc() -> Non
     discs 1.12-1.27 away: their rims and shadows' soft fall-off cross halfway at a disc's radius
     on 0.71 of its rays, a circle fitted to 0.005. Counted on every ray at half of them it was a
     phantom; those rays point at the discs whose halos they are, and speak for them."""
-    discs, found = _bench_frame(1, 9, Variety(light="glare"))
+    discs, found = _bench_frame(1, 9, Variety(light="glare"), lamp=False)
     assert not [d for d in found if np.hypot(d.centre_board[0] - 7.04, d.centre_board[1] - 9.82) < 0.3]
     assert _score(discs, found)[1:3] == (0, 0)
 
@@ -331,7 +331,7 @@ def test_bare_paper_among_shadows_in_glare_is_not_a_disc() -> None:
     discs whose soft shadows close around them cross halfway between paper and shadow along a
     ragged line; a circle fitted through it is no outline (three were read as white discs while
     the clipped face's outline rule counted rays by the spread of the fit's own residuals)."""
-    discs, found = _bench_frame(1, 17, Variety(light="glare"))
+    discs, found = _bench_frame(1, 17, Variety(light="glare"), lamp=False)
     assert _score(discs, found)[:3] == (0, 0, 0)
 
 
@@ -481,7 +481,7 @@ def test_a_white_disc_clipped_beside_its_white_neighbour_is_read_from_its_circle
     """Glare (variety benchmark, seed 2, frame 1): a white face clipped at 255 touching another
     one at (2.04, 1.88); from its vote peak, and again from the circle's centre 0.05 off, its
     outline closes on 0.71 of the rays, from that circle's own centre (0.016 further) on 0.88."""
-    discs, found = _bench_frame(2, 1, Variety(light="glare"))
+    discs, found = _bench_frame(2, 1, Variety(light="glare"), lamp=False)
     assert _score(discs, found)[:3] == (0, 0, 0)
 
 
@@ -493,7 +493,7 @@ def test_a_white_disc_with_its_dot_washed_to_a_smudge_is_found() -> None:
     a face clipped white with no rim fit was held to the print's floor of 16 levels. Its smudge
     stands in for the rim fit; bare paper clipped between discs is as light at the centre of
     its ring as around it."""
-    discs, found = _bench_frame(1, 11, Variety(light="lamp"))
+    discs, found = _bench_frame(1, 11, Variety(light="lamp"), lamp=False)
     assert _score(discs, found)[:3] == (0, 0, 0)
 
 
@@ -502,7 +502,21 @@ def test_bare_paper_ringed_by_soft_shadows_in_glare_is_not_a_disc() -> None:
     discs and a black one, ringed by their soft shadows, had a rim fitted around it on a third
     of the rays and was read as a white disc; those rims scatter by 0.047 (a clipped disc's side
     and shadow, at most 0.032 on the varied table's frames)."""
-    discs, found = _bench_frame(2, 7, Variety(light="glare"))
+    discs, found = _bench_frame(2, 7, Variety(light="glare"), lamp=False)
     f = np.array([d.centre_board for d in found])
     assert np.min(np.hypot(*(f - (7.91, 10.53)).T)) > 0.3
     assert _score(discs, found)[1:3] == (0, 0)
+
+
+def test_black_discs_lifted_by_a_lamps_glare_keep_their_round_outline() -> None:
+    """Glare with the lamp a lamp (variety benchmark, seed 1, frame 23): its glare lies where the
+    faces mirror it to the camera, and lifts four black faces there to 127-183 on clipped paper,
+    4-8 levels of slope across their face ring; touching neighbours, their outlines fitted 0.011-0.014
+    off round; their vote peaks 0.06 off their centres, where the ring takes in the dot's edge.
+    Asked as even as `face_snr` noise sigmas (3.15) around the vote peak they spread 5.9-7.4 and
+    were dropped; around their fitted centre, the slope taken off, 1.4-2.1."""
+    discs, found = _bench_frame(1, 23, Variety(light="glare"))
+    for x, y in ((12.08, 8.14), (11.08, 8.16), (15.45, 7.66), (12.32, 11.16)):
+        near = [d for d in found if np.hypot(d.centre_board[0] - x, d.centre_board[1] - y) < 0.1]
+        assert [d.colour for d in near] == ["black"]
+    assert _score(discs, found)[2] == 0

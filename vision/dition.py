@@ -855,6 +855,17 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
     # glare carries its highlight's gradient, which the white faces' tighter `even_face` refuses)
     round_outline = (~is_black | geom.estimated | (outline_ok & (outline_sigma <= 0.5 * RIM_REFIT_BOARD))
                      | (dot_round & (spread <= params.face_snr * noise)))
+    # (that evenness read around the top face's fitted centre, the light's slope across the face
+    # taken off, `_spread_off_plane`: a lamp's glare lifts a black face towards the point that
+    # mirrors the lamp to the camera, by 4-8 levels of slope across the ring, and the vote peak
+    # lies up to 0.06 off the centre, where the ring takes in the dot's edge: glare seed 1 frame
+    # 23, faces spread 4.4-7.4 there and 1.4-2.1 about their plane, noise 1.05; a letter's
+    # strokes and a logo's are no plane)
+    ask = np.flatnonzero(is_black & ~round_outline & dot_round)
+    if len(ask):
+        ring_top = _ring_indices(rect.shape, (top_c[ask] + m) * s, tuple(r * s for r in FACE_RING_BOARD),
+                                 FACE_RING_ANGLES)
+        round_outline[ask] = _spread_off_plane(rectf, ring_top, params) <= params.face_snr * noise
     # (a drawn line beside the rim is ink, not rim: where it runs within `line_exclusion_board`
     # of the rim's steps, they lie on the line's edge, a line's width off, and a dark disc at a
     # corner of the drawn squares fitted 0.011 off round over all its rays, 0.004 over the rays
@@ -1587,6 +1598,20 @@ def _ring_stats(
     face = row_median(ring)
     spread = 1.4826 * row_median(np.abs(ring - face[:, None]))
     return face, row_median(dot), spread
+
+
+def _spread_off_plane(rect: np.ndarray, face_idx: np.ndarray, params: DiscParams) -> np.ndarray:
+    """The face samples' spread (robust sigma, as `_ring_stats`') about the plane that fits them
+    best (least squares over `FACE_RING_BOARD` x `FACE_RING_ANGLES`): the light across a face is
+    smooth, a lamp's glare a slope over it, which a plane takes off; print, a letter's strokes,
+    a logo's, is no plane."""
+    s = params.scale_px_per_unit
+    ox, oy = _ring_offsets(tuple(r * s for r in FACE_RING_BOARD), FACE_RING_ANGLES)
+    design = np.stack([np.ones(ox.shape[1]), ox[0], oy[0]], axis=1)
+    ring = rect.reshape(-1)[face_idx].astype(np.float64)
+    coef = np.linalg.lstsq(design, ring.T, rcond=None)[0]
+    off = ring - (design @ coef).T
+    return 1.4826 * row_median(np.abs(off - row_median(off)[:, None]))
 
 
 def _frame_noise(rect: np.ndarray, channels: tuple[int, ...] | None = None) -> float | np.ndarray:

@@ -20,6 +20,12 @@ class RenderOptions:
     `gradient_angle_deg`), `hot_spot_xy` (in image fractions 0..1) with `hot_spot_strength`
     (relative brightening at its centre) and `hot_spot_radius` (fraction of the image diagonal),
     `glare` (extra additive specular glare on glossy discs near the hot spot, 0..1).
+    `lamp_height_units` (board units; None: the hot spot is the room's own light, uneven, as a window
+    or a ceiling's bounce is: a broad source, so it multiplies the whole picture, the room's
+    soft shadows included): a number makes the hot spot a lamp, a compact source that high above
+    the board's point under `hot_spot_xy`, whose pool of light is the hot spot; its light adds
+    to the room's (`hardware.sim.render`: the lamp's own hard shadows, the discs' sides lit at
+    their angle to it).
     Shadows: `shadow` (0 = none, 1 = black), `light_dir` (x, y) board-frame offset of a shadow per
     unit of height, `shadow_blur_units` (softness).
     Camera: `colour_cast` (b, g, r gains), `noise_sigma` (grey levels), `blur_sigma_px`,
@@ -46,6 +52,7 @@ class RenderOptions:
     light_dir: tuple[float, float] = (0.35, 0.25)
     shadow_blur_units: float = 0.12
     table_texture: bool = True
+    lamp_height_units: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.supersample, int) or not 1 <= self.supersample <= 6:
@@ -65,6 +72,11 @@ class RenderOptions:
             raise ValueError("RenderOptions: noise_sigma and blur_sigma_px must be >= 0")
         if not 0 <= self.shadow <= 1:
             raise ValueError(f"RenderOptions.shadow must be in [0, 1], got {self.shadow}")
+        tops = max(self.disc_thickness, self.piece_thickness)
+        if self.lamp_height_units is not None and not self.lamp_height_units > tops:
+            raise ValueError(
+                f"RenderOptions.lamp_height_units must be above the pieces' tops, got {self.lamp_height_units}"
+            )
         if len(self.colour_cast) != 3 or min(self.colour_cast) <= 0:
             raise ValueError(
                 f"RenderOptions.colour_cast must be 3 positive gains, got {self.colour_cast}"

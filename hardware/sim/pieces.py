@@ -23,6 +23,28 @@ _SHIFT = 4  # fillPoly fractional bits
 _N_SIDE = 24  # shaded strips around a side
 _ANG = np.linspace(0.0, 2 * math.pi, _N_EDGE, endpoint=False)
 _COS, _SIN = np.cos(_ANG), np.sin(_ANG)
+#: the room's light on a piece's side relative to its top (`render`'s and `variety`'s side colours
+#: are the face's times this, 0.7-0.82): a side under a lamp takes the lamp's own light instead,
+#: from its albedo, the side colour over this share
+ROOM_SIDE_SHARE = 0.72
+
+
+@dataclass(frozen=True)
+class Lamp:
+    """A compact light `height` board units above the board point (`x`, `y`)."""
+
+    x: float
+    y: float
+    height: float
+
+    def side_gain(self, piece: Cylinder, normals: np.ndarray) -> np.ndarray:
+        """The lamp's light on a piece's side, per outward normal (k, 2), relative to its light
+        on the board there: a vertical face at horizontal distance r and height difference h
+        from the lamp takes r cos(phi) / d^3 (phi its normal's angle to the lamp), the board
+        h / d^3; sides turned away from it take none."""
+        h = self.height + piece.z_base - piece.thickness / 2  # above the side's middle
+        towards = np.array([self.x - piece.x, self.y - piece.y])
+        return np.maximum(normals @ towards, 0.0) / max(h, 1e-6)
 
 
 class Decor(Protocol):
@@ -102,8 +124,11 @@ def draw_cylinders(
     camera: SimCamera,
     pieces: list[Cylinder],
     light_dir: tuple[float, float] = (0.35, 0.25),
+    lamp: Lamp | None = None,
 ) -> None:
-    """Draw `pieces` (already in back-to-front order) onto `canvas` (and 255 into `alpha`)."""
+    """Draw `pieces` (already in back-to-front order) onto `canvas` (and 255 into `alpha`).
+    With `lamp`, as that lamp alone lights them: the tops at their colour (the board's light
+    there), the sides at their albedo (`ROOM_SIDE_SHARE`) times `Lamp.side_gain`."""
     if not pieces:
         return
     # project every outline in one call
@@ -146,17 +171,24 @@ def draw_cylinders(
             hidden, c_top + db * np.clip(1.0 - 1.5 / np.maximum(dist_b, 1e-9), 0, 1), bottom
         )
         hull = cv2.convexHull(np.concatenate([base, inner]).astype(np.float32))[:, 0, :]
-        _fill(canvas, alpha, hull, p.side_upper_bgr)
+        to_cam = cam_c[:2] - np.array([p.x, p.y])
+        lam = lam_all
+        hull_bgr: object = p.side_upper_bgr
+        if lamp is not None:
+            lam = lamp.side_gain(p, seg_normal) / ROOM_SIDE_SHARE
+            cam_n = to_cam / (np.linalg.norm(to_cam) or 1.0)
+            k = float(lamp.side_gain(p, cam_n[None])[0]) / ROOM_SIDE_SHARE
+            hull_bgr = tuple(min(255, int(c * k)) for c in p.side_upper_bgr)
+        _fill(canvas, alpha, hull, hull_bgr)
         # camera-facing strips of the side (upper and lower half), shaded by the light; strips
         # thinner than the anti-aliasing can draw faithfully are left to the hull's colour
-        to_cam = cam_c[:2] - np.array([p.x, p.y])
         half_px = np.linalg.norm(top[seg] - mid[seg], axis=1)
         facing = np.flatnonzero(
             (normals[seg] @ to_cam > -0.2 * np.linalg.norm(to_cam)) & (half_px > 2 * AA_DILATION_PX)
         )
         if facing.size:
-            upper_cols = np.clip(np.outer(lam_all, p.side_upper_bgr), 0, 255).astype(int).tolist()
-            lower_cols = np.clip(np.outer(lam_all, p.side_lower_bgr), 0, 255).astype(int).tolist()
+            upper_cols = np.clip(np.outer(lam, p.side_upper_bgr), 0, 255).astype(int).tolist()
+            lower_cols = np.clip(np.outer(lam, p.side_lower_bgr), 0, 255).astype(int).tolist()
             idx = (seg[facing][:, None] + np.arange(step + 1)[None, :]) % _N_EDGE  # (k, step+1)
             lower = np.concatenate([bottom[idx], mid[idx[:, ::-1]]], axis=1)
             upper = np.concatenate([mid[idx], top[idx[:, ::-1]]], axis=1)
@@ -195,6 +227,23 @@ def shadow_polygons_world(
         a = circle_world(p.x + lx * h_bot, p.y + ly * h_bot, r, 0.0)
         b = circle_world(p.x + lx * h_top, p.y + ly * h_top, r, 0.0)
         out.append(np.concatenate([a, b]))
+    return out
+
+
+def lamp_shadow_polygons_world(pieces: list[Cylinder], lamp: Lamp) -> list[np.ndarray]:
+    """Footprints (on z = 0) of the pieces' shadows under a compact `lamp`: the hull of the base
+    and the top outlines cast from the lamp's point (a central projection: a point h high at
+    horizontal distance r from the lamp's foot falls at r H / (H - h)); no widening (a compact
+    source leaves no soft occlusion around the foot)."""
+    out = []
+    foot = np.array([lamp.x, lamp.y])
+    for p in pieces:
+        rings = []
+        for h in (-p.z_base, -(p.z_base - p.thickness)):
+            k = lamp.height / max(lamp.height - h, 1e-6)
+            c = foot + (np.array([p.x, p.y]) - foot) * k
+            rings.append(circle_world(float(c[0]), float(c[1]), p.radius * k, 0.0))
+        out.append(np.concatenate(rings))
     return out
 
 

@@ -3,7 +3,9 @@
 Pipeline (one frame): the table and the printed plate are warped from board-frame textures into
 a supersampled canvas (exact lens model), averaged down (INTER_AREA); soft piece shadows are
 multiplied in; the pieces are drawn as 3D cylinders on a supersampled premultiplied layer and
-composited; an optional hand is drawn; then light, colour cast, blur, noise and JPEG.
+composited; an optional hand is drawn; then light, colour cast, blur, noise and JPEG. A lamp
+(`RenderOptions.lamp_height_units`) lights a second picture of the same scene, with its own hard
+shadows and the sides at their angle to it, which is added in its pool of light.
 The static part (everything before the hand and the effects) is cached per scene and camera.
 """
 
@@ -36,7 +38,14 @@ from hardware.sim.layout import (
 )
 from hardware.sim.men import Men, spare_pieces
 from hardware.sim.options import DEFAULT_OPTIONS, RenderOptions
-from hardware.sim.pieces import Cylinder, depth_order, draw_cylinders, shadow_polygons_world
+from hardware.sim.pieces import (
+    Cylinder,
+    Lamp,
+    depth_order,
+    draw_cylinders,
+    lamp_shadow_polygons_world,
+    shadow_polygons_world,
+)
 from hardware.sim.plate import Texture, plate_ppu_cap, plate_texture, table_texture
 from hardware.sim.warp import warp_texture
 
@@ -178,6 +187,7 @@ class _Static:
 
     image: np.ndarray  # uint8 BGR at output size, lens-blurred, before light and noise
     gloss: np.ndarray  # uint8 (h, w) 0..255, glossy piece faces
+    lamp: np.ndarray | None = None  # uint8 BGR: the scene as the lamp alone lights it, or None
 
 
 def _px_per_unit(camera: SimCamera, game: str) -> float:
@@ -263,8 +273,66 @@ def _apply_shadows(
     image *= (1.0 - (options.shadow / 255.0) * soft.astype(np.float32))[..., None]
 
 
+#: a lamp's aperture (a shade's mouth or a bulb, 4-5 cm: 1.5 Dition units): its shadows'
+#: penumbra is this wide times a piece's height over the lamp's height above it (0.012 of a
+#: diameter for a 0.08-high disc under a lamp 10 high: a hard shadow)
+LAMP_APERTURE_UNITS = 1.5
+
+
+def lamp_over_board(camera: SimCamera, options: RenderOptions) -> Lamp | None:
+    """The lamp of `options` (None without `lamp_height_units`): its pool of light (the hot spot) is
+    brightest right under it, so it hangs above the board point seen at `hot_spot_xy`."""
+    if options.lamp_height_units is None:
+        return None
+    w, h = camera.image_size
+    px = np.array([[[options.hot_spot_xy[0] * w - 0.5, options.hot_spot_xy[1] * h - 0.5]]])
+    xn, yn = cv2.undistortPoints(px, camera.camera_matrix, camera.dist_coeffs)[0, 0]
+    ray = camera.R_world_to_camera.T @ np.array([xn, yn, 1.0])
+    c = camera.centre_world
+    if abs(ray[2]) < 1e-9 or -c[2] / ray[2] <= 0:
+        return None  # the hot spot above the horizon: no board point under it
+    foot = c + ray * (-c[2] / ray[2])
+    return Lamp(float(foot[0]), float(foot[1]), float(options.lamp_height_units))
+
+
+def lamp_glare_xy(camera: SimCamera, lamp: Lamp) -> tuple[float, float] | None:
+    """Where a flat glossy face mirrors `lamp` to the camera (image fractions): the board point
+    on the line between the two feet that splits it as their heights do (the lamp's mirror image
+    under the board seen through it), between the lamp's foot and the camera's, nearer the lower
+    one; None if it falls behind the camera."""
+    c = camera.centre_world
+    h_cam = abs(float(c[2]))
+    k = lamp.height / (lamp.height + h_cam)
+    x = lamp.x + (c[0] - lamp.x) * k
+    y = lamp.y + (c[1] - lamp.y) * k
+    if camera.to_camera(np.array([[x, y, 0.0]]))[0, 2] <= 0:
+        return None
+    u, v = camera.project(np.array([[x, y, 0.0]]))[0]
+    w, h = camera.image_size
+    return (float(u) + 0.5) / w, (float(v) + 0.5) / h
+
+
+def _apply_lamp_shadows(
+    image: np.ndarray, camera: SimCamera, pieces: list[Cylinder], lamp: Lamp, game: str
+) -> None:
+    """The lamp's own shadows on the picture it lights: its light wholly missing there."""
+    if not pieces:
+        return
+    h, w = image.shape[:2]
+    height = max(-(p.z_base - p.thickness) for p in pieces)
+    sigma = max(0.5, 0.5 * LAMP_APERTURE_UNITS * height / lamp.height * _px_per_unit(camera, game))
+    mask = np.zeros((h, w), np.uint8)
+    outlines = lamp_shadow_polygons_world(pieces, lamp)
+    px = camera.project(np.concatenate(outlines)).astype(np.float32).reshape(len(outlines), -1, 2)
+    polys = [np.round(cv2.convexHull(p)[:, 0, :] * 16).astype(np.int32) for p in px]
+    cv2.fillPoly(mask, polys, 255, cv2.LINE_AA, 4)
+    soft = cv2.GaussianBlur(mask, (0, 0), sigma)
+    image *= (1.0 - soft.astype(np.float32) / 255.0)[..., None]
+
+
 def _draw_pieces(
-    image: np.ndarray, camera: SimCamera, pieces: list[Cylinder], options: RenderOptions
+    image: np.ndarray, camera: SimCamera, pieces: list[Cylinder], options: RenderOptions,
+    lamp: Lamp | None = None,
 ) -> np.ndarray:
     """Composite the pieces (given back to front) over float32 `image`; return the 0..1 coverage."""
     h, w = image.shape[:2]
@@ -298,7 +366,7 @@ def _draw_pieces(
     cam_sub = _shifted(cam_ss, x0 * ss, y0 * ss, (sub_w, sub_h))
     layer = np.zeros((sub_h, sub_w, 3), np.uint8)
     alpha = np.zeros((sub_h, sub_w), np.uint8)
-    draw_cylinders(layer, alpha, cam_sub, pieces, options.light_dir)
+    draw_cylinders(layer, alpha, cam_sub, pieces, options.light_dir, lamp)
     small = cv2.resize(layer, (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA).astype(np.float32)
     a = (
         cv2.resize(alpha, (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA).astype(np.float32)
@@ -332,17 +400,31 @@ def _static_render(
             _STATIC_CACHE.move_to_end(full_key)
             return hit
     image = _background(game, camera, options, board, plate_hook)
+    lamp = lamp_over_board(camera, options)
+    lit = None
+    if lamp is not None:
+        # the same scene as the lamp alone lights it: none of the room's soft shadows (the lamp
+        # shines into them), its own hard ones, the sides at their angle to it
+        lit = image.copy()
+        _apply_lamp_shadows(lit, camera, pieces, lamp, game)
+        _draw_pieces(lit, camera, pieces, options, lamp)
     _apply_shadows(image, camera, pieces, options, game)
     gloss = _draw_pieces(image, camera, pieces, options)
     if options.blur_sigma_px > 0:
         # the lens blur is linear and the light field smooth: blur once per scene, not per frame
         image = cv2.GaussianBlur(image, (0, 0), options.blur_sigma_px)
         gloss = cv2.GaussianBlur(gloss, (0, 0), options.blur_sigma_px)
+        if lit is not None:
+            lit = cv2.GaussianBlur(lit, (0, 0), options.blur_sigma_px)
     image8 = cv2.convertScaleAbs(cv2.max(image, 0.0))
     gloss8 = cv2.convertScaleAbs(gloss, alpha=255.0)
     image8.setflags(write=False)
     gloss8.setflags(write=False)
-    out = _Static(image8, gloss8)
+    lit8 = None
+    if lit is not None:
+        lit8 = cv2.convertScaleAbs(cv2.max(lit, 0.0))
+        lit8.setflags(write=False)
+    out = _Static(image8, gloss8, lit8)
     with _STATIC_LOCK:
         _STATIC_CACHE[full_key] = out
         while len(_STATIC_CACHE) > _STATIC_CACHE_SIZE:
@@ -374,9 +456,14 @@ def _finish(
                 image[y0:y1, x0:x1], (0, 0), options.blur_sigma_px
             )
     gloss = static.gloss.astype(np.float32) * np.float32(1.0 / 255.0)
+    lit = None if static.lamp is None else static.lamp.astype(np.float32)
     if hand_mask is not None:
         gloss *= 1.0 - hand_mask.astype(np.float32) * np.float32(1.0 / 255.0)
-    out = apply_effects(image, options, rng, gain=gain, gloss=gloss, blurred=True)
+        if lit is not None:  # the hand hides what the lamp lit under it (the hand: room light)
+            lit *= (1.0 - hand_mask.astype(np.float32) * np.float32(1.0 / 255.0))[..., None]
+    lamp = lamp_over_board(camera, options)
+    glare_xy = None if lamp is None else lamp_glare_xy(camera, lamp)
+    out = apply_effects(image, options, rng, gain=gain, gloss=gloss, blurred=True, lamp=lit, glare_xy=glare_xy)
     return out, hand_mask
 
 

@@ -106,8 +106,12 @@ class Variety:
         """Whether the board carries the kit's ArUco markers."""
         return self.board in ("paper", "decorated")
 
-    def options(self, base: RenderOptions = DEFAULT_OPTIONS) -> RenderOptions:
-        """`base` with this variety's light, camera and disc thickness."""
+    def options(self, base: RenderOptions = DEFAULT_OPTIONS, *, lamp: bool = True) -> RenderOptions:
+        """`base` with this variety's light, camera and disc thickness. `lamp=False`: the glare and
+        lamp choices' hot spot lights the frame as the room's own light does (no
+        `RenderOptions.lamp_height_units`: it multiplies the room's soft shadows, casts none of its own,
+        its glare centred on it), as they were rendered before 2026-12-03: the frames the
+        reader's tests of those days describe."""
         ch: dict[str, Any] = {}
         if not self.markers:
             ch["markers"] = False
@@ -119,11 +123,15 @@ class Variety:
             "room": {},
             "hard_shadow": {"shadow": 0.65, "shadow_blur_units": 0.03,
                             "light_dir": (0.7 * math.copysign(1, base.light_dir[0] or 1), 0.45)},
-            "glare": {"hot_spot_strength": 0.45, "hot_spot_radius": 0.15, "glare": 0.6},
+            # a lamp's hot spot is a lamp (`RenderOptions.lamp_height_units`): its light adds to the
+            # room's, casts its own hard shadows and lights the sides at their angle to it; it
+            # hangs where its pool's half-width (0.15 / 0.3 of the diagonal: 7-9 / 14-18 board
+            # units under the benchmark's cameras) is a beam 40 degrees off its axis
+            "glare": {"hot_spot_strength": 0.45, "hot_spot_radius": 0.15, "glare": 0.6, "lamp_height_units": 10.0},
             "warm": {"colour_cast": (0.82, 1.0, 1.18)},
             "cool": {"colour_cast": (1.15, 1.0, 0.87)},
             "lamp": {"ambient": base.ambient * 1.15, "hot_spot_strength": 0.25, "hot_spot_radius": 0.3,
-                     "colour_cast": (0.92, 1.0, 1.08)},
+                     "colour_cast": (0.92, 1.0, 1.08), "lamp_height_units": 20.0},
         }[self.light])
         ch.update({
             "plain": {},
@@ -132,6 +140,8 @@ class Variety:
             "noise": {"noise_sigma": 7.0},
             "jpeg": {"jpeg_quality": 60},
         }[self.camera])
+        if not lamp:
+            ch.pop("lamp_height_units", None)
         return base.replace(**ch)
 
     def to_dict(self) -> dict[str, str]:
@@ -353,12 +363,14 @@ def render_varied(
     rng: np.random.Generator,
     variety: Variety = Variety(),
     options: RenderOptions = DEFAULT_OPTIONS,
+    *,
+    lamp: bool = True,
     **kwargs: Any,
 ) -> Rendered:
-    """A Dition frame of `discs` on `variety`'s table, `options` changed by `variety.options`.
-    Further keyword arguments (hand, gain) go to `render_dition`. `Variety()` renders the kit
-    (the same frame as `render_dition`)."""
-    opts = variety.options(options)
+    """A Dition frame of `discs` on `variety`'s table, `options` changed by `variety.options`
+    (with its `lamp`). Further keyword arguments (hand, gain) go to `render_dition`. `Variety()`
+    renders the kit (the same frame as `render_dition`)."""
+    opts = variety.options(options, lamp=lamp)
     coins = COINS_BOARD if variety.distractors == "objects" else ()
     pieces = None if (variety.disc == "dition" and not coins) else DiscPieces(variety.disc, coins, opts.light_dir)
     plate = None if variety.board == "paper" else BoardPlate(variety.board)
