@@ -392,3 +392,32 @@ def test_black_chips_on_black_squares_whose_colour_was_learnt_under_the_lamp() -
     wrong = [(c, t, r) for c, (t, r) in got.items() if t != r]
     # measured: none (before: c1 read ".")
     assert not wrong, wrong
+
+
+def test_a_yellow_top_on_white_vinyl_whose_centre_says_yellow_without_its_band() -> None:
+    """Yellow and white draughts men on a vinyl board: yellow was learnt 0.22 (log BGR) from the
+    white square's colour, under `colour_tells`, so the outline had to say; a two-high yellow
+    stack on white f7 closed its ring at 4.3 noise units with its side band at 1.8, under half
+    of it (`band_share`), and was read bare, though its centre lay 0.61 from the square's colour
+    (19 of the square's grains) and surely nearer yellow (seed 31 table 2, the same scene with
+    fresh sensor noise). Every other cell of the frame stays as it was read."""
+    board, men, colours, cam, opts, learn, stacks = _bench_table("bench seed 31 table 2")
+    got = _read(board, men, colours, cam, opts, learn, stacks, seed=2)
+    assert got["f7"] == ("Y", "Y"), got["f7"]
+    wrong = [(c, t, r) for c, (t, r) in got.items() if t != r]
+    # measured: none (before: f7 read ".")
+    assert not wrong, wrong
+
+
+def test_a_bare_white_printed_square_closed_by_its_neighbours_without_a_side_band() -> None:
+    """White and black draughts men on a printed board: white was learnt 0.10 from the white
+    squares' colour, and the bare white square g6 among tall stacks closed its ring at 9.7
+    noise units (past `outline_sure`) with its side band at 0.4 and its centre the square's
+    colour; it read as a white top (seed 31 table 13, the same scene with fresh sensor noise).
+    Every other cell of the frame stays as it was read."""
+    board, men, colours, cam, opts, learn, stacks = _bench_table("bench seed 31 table 13")
+    got = _read(board, men, colours, cam, opts, learn, stacks, seed=2)
+    assert got["g6"] == (".", "."), got["g6"]
+    wrong = [(c, t, r) for c, (t, r) in got.items() if t != r]
+    # measured: none (before: g6 read "W")
+    assert not wrong, wrong
