@@ -853,7 +853,12 @@ def _detect_neutral_discs(frame: np.ndarray, board: BoardFit, params: DiscParams
     # with their corners given), as the hexagon's does
     # (as even as `face_snr` noise sigmas: the letters' 10 are far off, and a black face under
     # glare carries its highlight's gradient, which the white faces' tighter `even_face` refuses)
-    round_outline = (~is_black | geom.estimated | (outline_ok & (outline_sigma <= 0.5 * RIM_REFIT_BOARD))
+    # (without the camera the roundness is waived, not the size: a dark face's rim is still
+    # fitted at the radius the board's scale predicts, on 6 rays at least (`outline_ok`: every
+    # dark stone and coin read on the real photos has it). A dark picture on a larger light
+    # disc, a carrom striker's 1.3 diameters, closes its own outline all around at no disc's
+    # radius (its free-radius fit 0.38 where a disc's is 0.5; the fixed one on 1 ray of 24))
+    round_outline = (~is_black | (outline_ok & (geom.estimated | (outline_sigma <= 0.5 * RIM_REFIT_BOARD)))
                      | (dot_round & (spread <= params.face_snr * noise)))
     # (that evenness read around the top face's fitted centre, the light's slope across the face
     # taken off, `_spread_off_plane`: a lamp's glare lifts a black face towards the point that
@@ -2609,6 +2614,8 @@ COLOUR_BOARD_WINDOW_BOARD = 5.0
 #: and a draughts man's ridges) and of the board just beyond its rim (past its side band)
 COLOUR_FACE_BOARD = (0.20, 0.38)
 COLOUR_BEYOND_BOARD = (0.62, 0.76)
+#: ... that ring's inner half (radii up to this) and outer half (`_coloured_outline`)
+COLOUR_BEYOND_SPLIT_BOARD = 0.69
 #: the rim a coloured disc shows lies within this of the radius the board's scale predicts
 #: (board units: the side band of a disc 0.3 diameters high seen 45 degrees off the vertical,
 #: 0.1 on the camera's side, averaged over the circle, and a piece's own size against the set's)
@@ -2839,7 +2846,8 @@ def _coloured_discs(rect_bgr: np.ndarray, taken_board: np.ndarray, geom: CameraG
     cands_board = centres_top[accepted]
     if len(cands_board) == 0:
         return empty
-    accepted, centres_top, black, closure, contrast, rms, _ = _coloured_outline(planes, cands_board, params)
+    accepted, centres_top, black, closure, contrast, rms, _ = _coloured_outline(planes, cands_board, params,
+                                                                                centred=True)
     cands_board = np.where(accepted[:, None], centres_top, cands_board)
     keep = accepted & np.all((cands_board > -tol) & (cands_board < size_board + tol), axis=1)
     if len(taken_board) and keep.any():
@@ -2863,10 +2871,12 @@ def _coloured_discs(rect_bgr: np.ndarray, taken_board: np.ndarray, geom: CameraG
     return centre, black[idx], conf, sigma
 
 
-def _coloured_outline(planes: _ColourPlanes, cands_board: np.ndarray, params: DiscParams) -> tuple[np.ndarray, ...]:
+def _coloured_outline(planes: _ColourPlanes, cands_board: np.ndarray, params: DiscParams,
+                      centred: bool = False) -> tuple[np.ndarray, ...]:
     """For each candidate (board units, top face): (accepted, circle centre (N, 2), black,
     closure, contrast, rim rms) of `_coloured_discs`'s tests, on 24 rays in D sampled every 0.02
-    diameters out to the board beyond the rim."""
+    diameters out to the board beyond the rim. `centred`: the candidates lie at the centres their
+    rims' circles gave (the second pass), where the face's fall-off must have ended beyond the rim."""
     import cv2
 
     s, m = params.scale_px_per_unit, params.margin_board
@@ -2947,6 +2957,19 @@ def _coloured_outline(planes: _ColourPlanes, cands_board: np.ndarray, params: Di
     beyond_spread = 1.4826 * np.median(np.abs(beyond_l - board_l[:, None]), axis=1)
     board_beyond = ((beyond_spread <= params.max_face_spread * contrast)
                     & (np.median(outer, axis=1) <= 0.5 * contrast))
+    # (and the face's fall-off has ended there: a disc is of the size the board's scale predicts,
+    # its rim at 0.5 and its side band past by 0.62, so the inner half of that ring is no nearer
+    # the face than its outer half by the least step an outline shows (`outline_snr` noise
+    # sigmas, a bound on a median of medians). A carrom striker, 1.3 diameters, a light disc with
+    # a picture, still falls there by 7.6 sigmas, its rim at 0.65 and its halfway crossing pulled
+    # in to 0.55 by that ring; the men, chips and coins of the real photos by 2.9 at most)
+    # (asked at the centre the rim's circle gives, `centred`: from a peak of the face's response
+    # off the centre the ring takes in the face's fall-off on one side; asked there too, 1 of the
+    # 95 draughts men of the real photos was lost)
+    if centred:
+        near_half = np.median(np.median(prof[..., beyond & (radii <= COLOUR_BEYOND_SPLIT_BOARD)], axis=2), axis=1)
+        far_half = np.median(np.median(prof[..., radii > COLOUR_BEYOND_SPLIT_BOARD], axis=2), axis=1)
+        board_beyond &= near_half - far_half <= params.outline_snr * noise
     # (read by its outline and face alone, with no dot and no black-or-white rule to speak for
     # it, a disc of its own colour closes its outline on three quarters of the rays, as a clipped
     # face's outline in colour must (`_clipped_outline`): a patch of felt at the board's edge
