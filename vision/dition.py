@@ -2984,7 +2984,14 @@ def _coloured_outline(planes: _ColourPlanes, cands_board: np.ndarray, params: Di
     face_c = np.median(cprof[..., in_face].reshape(len(cands_board), -1), axis=1)
     board_c = np.median(cprof[..., beyond].reshape(len(cands_board), -1), axis=1)
     own = face_c > board_c
-    accepted &= own | (face_l > board_l)
+    # (a face with no chroma of its own is a light disc only by its lightness: it is lighter than
+    # the board beyond its rim by the least contrast that counts, in grey levels, as a face
+    # differs from the board under it (`min_face_contrast`, `face_snr` noise sigmas). A lighter
+    # streak of wood grain, its colour as near the board's, closes a round outline there in the
+    # chroma distance at 4.6 noise sigmas, 8 levels lighter than the wood beyond (real photos,
+    # poker table); the light chips and men of the real photos all have chroma of their own)
+    light_enough = face_l - board_l >= max(params.min_face_contrast, params.face_snr * noise)
+    accepted &= own | light_enough
     # (and the board beyond the rim not clipped at the sensor's white: clipped paper has no
     # chroma and no noise, the thresholds fall to the noise floor, and any print on it stands out
     # in colour: a printed ring of 0.7 diameters on paper clipped in a hot spot, its ink for a
