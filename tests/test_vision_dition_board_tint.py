@@ -9,16 +9,14 @@ read along its colour to the board and over its own rim's width (`_own_rim_span`
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import cv2
 import numpy as np
 import pytest
+from real_photos_support import dition_photos
 from scipy.spatial import cKDTree
 
 from vision.dition import detect_discs
-from vision.geometry import apply_homography, fit_from_corners
+from vision.geometry import fit_from_corners
 
 PX = 16.0  # pixels per disc diameter: the coins 12-20 px across on the real photos
 MARGIN_PX = 20
@@ -96,27 +94,12 @@ def test_cream_coins_on_the_real_carrom_photos() -> None:
     finger, its top face 0.3 diameters off the board, one beside a red base circle, one darker
     than the wood around it on the oblique photo; a face 9 levels off the wood; one on the
     compass print; one whose outline closes on 8 rays of 24; coins with no vote peak)."""
-    bench = Path(__file__).resolve().parent.parent / "benchmarks"
-    sys.path.insert(0, str(bench))
-    try:
-        from bench_real_photos import board_corners, load_image
-        from fetch_images import image_path, label_sets
-    finally:
-        sys.path.remove(str(bench))
-    (carrom,) = [s for s in label_sets("dition") if s["set"] == "carrom_opencv_fundamentals"]
-    if not all(image_path(carrom, im).exists() for im in carrom["images"]):
-        pytest.skip("no real carrom photos on disk: run benchmarks/real/fetch_images.py")
     found_white, labelled = 0, 0
-    for im in carrom["images"]:
-        img, k = load_image(carrom, im)
-        corners, _area, H = board_corners(im, k)
-        readings = detect_discs(img, fit_from_corners(corners, "dition"))
+    for photo in dition_photos("carrom_opencv_fundamentals"):
+        readings = detect_discs(photo.image, photo.fit)
         got = np.array([r.centre_board for r in readings if r.colour == "white"]).reshape(-1, 2)
-        for disc in im["discs"]:
-            if disc["colour"] != "white":
-                continue
+        for t in photo.labels_board("white"):
             labelled += 1
-            t = apply_homography(H, np.array([disc["centre_px"]]) * k)[0]
             found_white += bool(len(got)) and float(np.min(np.linalg.norm(got - t, axis=1))) < 0.5
     assert labelled == 15
     assert found_white >= 6, f"{found_white} of the 15 cream coins read white"

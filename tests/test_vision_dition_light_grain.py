@@ -7,16 +7,14 @@ the least contrast that counts (`min_face_contrast`, `face_snr` noise sigmas).""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import cv2
 import numpy as np
 import pytest
+from real_photos_support import dition_photos
 from scipy.spatial import cKDTree
 
 from vision.dition import detect_discs
-from vision.geometry import apply_homography, fit_from_corners
+from vision.geometry import fit_from_corners
 
 PX = 18.0  # pixels per disc diameter
 MARGIN_PX = 20
@@ -65,22 +63,10 @@ def test_the_light_wood_on_the_real_poker_table() -> None:
     """The poker table photo `train_14` (image fetched by `benchmarks/real/fetch_images.py`; not
     in a clean clone), read as `benchmarks/bench_real_photos.py` reads it: bare wood above the
     chips, about (1013, 158) px, was read as a white disc; the 9 chips (one white) are still read."""
-    bench = Path(__file__).resolve().parent.parent / "benchmarks"
-    sys.path.insert(0, str(bench))
-    try:
-        from bench_real_photos import board_corners, load_image
-        from fetch_images import image_path, label_sets
-    finally:
-        sys.path.remove(str(bench))
-    (chips,) = [s for s in label_sets("dition") if s["set"] == "chips_poker_table"]
-    (im,) = [im for im in chips["images"] if im["name"] == "train_14"]
-    if not image_path(chips, im).exists():
-        pytest.skip("no real poker table photos on disk: run benchmarks/real/fetch_images.py")
-    img, k = load_image(chips, im)
-    corners, _area, H = board_corners(im, k)
-    readings = detect_discs(img, fit_from_corners(corners, "dition"))
+    (photo,) = dition_photos("chips_poker_table", "train_14")
+    readings = detect_discs(photo.image, photo.fit)
     got = np.array([r.centre_board for r in readings]).reshape(-1, 2)
-    labels = np.array([apply_homography(H, np.array([d["centre_px"]]) * k)[0] for d in im["discs"]])
+    labels = photo.labels_board()
     far = cKDTree(labels).query(got)[0] >= 0.5 if len(got) else np.zeros(0, bool)
     assert not far.any(), f"read where no chip lies: {got[far].round(2).tolist()}"
     found = int((cKDTree(got).query(labels)[0] < 0.5).sum()) if len(got) else 0

@@ -9,16 +9,14 @@ falls off. A dark face's rim is fitted at the radius the board's scale predicts
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import cv2
 import numpy as np
 import pytest
+from real_photos_support import dition_photos
 from scipy.spatial import cKDTree
 
 from vision.dition import detect_discs
-from vision.geometry import apply_homography, fit_from_corners
+from vision.geometry import fit_from_corners
 
 PX = 18.0  # pixels per disc diameter: the coins 15-20 px across on the real photos
 MARGIN_PX = 20
@@ -88,24 +86,12 @@ def test_the_striker_on_the_real_carrom_photo() -> None:
     clone), read as `benchmarks/bench_real_photos.py` reads it: the striker (not labelled, its
     centre at about (30, 261) px, 20 px across) was read as a black disc at confidence 1.0; the
     9 coins read there before are still read."""
-    bench = Path(__file__).resolve().parent.parent / "benchmarks"
-    sys.path.insert(0, str(bench))
-    try:
-        from bench_real_photos import board_corners, load_image
-        from fetch_images import image_path, label_sets
-    finally:
-        sys.path.remove(str(bench))
-    (carrom,) = [s for s in label_sets("dition") if s["set"] == "carrom_opencv_fundamentals"]
-    (im,) = [im for im in carrom["images"] if im["name"] == "dim_glare"]
-    if not image_path(carrom, im).exists():
-        pytest.skip("no real carrom photos on disk: run benchmarks/real/fetch_images.py")
-    img, k = load_image(carrom, im)
-    corners, _area, H = board_corners(im, k)
-    readings = detect_discs(img, fit_from_corners(corners, "dition"))
+    (photo,) = dition_photos("carrom_opencv_fundamentals", "dim_glare")
+    readings = detect_discs(photo.image, photo.fit)
     got = np.array([r.centre_board for r in readings]).reshape(-1, 2)
-    striker = apply_homography(H, np.array([[30.0, 261.0]]) * k)[0]
+    striker = photo.to_board([[30.0, 261.0]])[0]
     on_striker = got[np.linalg.norm(got - striker, axis=1) < STRIKER_RADIUS]
     assert len(on_striker) == 0, f"the striker read as a disc at {on_striker.round(2).tolist()}"
-    labels = np.array([apply_homography(H, np.array([d["centre_px"]]) * k)[0] for d in im["discs"]])
+    labels = photo.labels_board()
     found = int((cKDTree(got).query(labels)[0] < 0.5).sum()) if len(got) else 0
     assert found >= 9, f"{found} of the 13 coins read"
