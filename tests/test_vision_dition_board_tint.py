@@ -12,6 +12,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from drawn_wood_support import MARGIN_PX, UP, grained_wood
 from real_photos_support import dition_photos
 from scipy.spatial import cKDTree
 
@@ -19,9 +20,6 @@ from vision.dition import detect_discs
 from vision.geometry import fit_from_corners
 
 PX = 16.0  # pixels per disc diameter: the coins 12-20 px across on the real photos
-MARGIN_PX = 20
-UP = 4  # drawn at this many times the scale, then averaged down (a camera's pixels)
-WOOD = np.array((80, 145, 200), np.float32)  # BGR: plywood under a warm dim light
 # (the coin: lighter by 12-20 levels in every channel, as saturated as the wood, as on the dim photo)
 CREAM = np.array((100, 165, 212), np.float32)
 BLACK = np.array((40, 42, 48), np.float32)
@@ -36,11 +34,7 @@ def _scene(seed: int) -> tuple[np.ndarray, list[tuple[float, float]], list[tuple
     darkens towards its edge, an engraved ring on its face, a soft contact shadow around it); the
     cream and the black coins' centres (board units)."""
     rng = np.random.default_rng(seed)
-    size = round(2 * MARGIN_PX + 20 * PX)
-    big = size * UP
-    yy, xx = np.mgrid[0:big, 0:big].astype(np.float32) / (PX * UP)
-    grain = 4.0 * np.sin(2 * np.pi * (yy * 3.1 + 0.3 * np.sin(xx * 0.7))) + 2.0 * np.sin(2 * np.pi * yy * 7.3)
-    img = WOOD[None, None, :] + grain[..., None] * np.array((0.6, 0.9, 1.0), np.float32)
+    img, xx, yy, size = grained_wood(PX)
 
     def at(v: float) -> int:
         return int((MARGIN_PX + v * PX) * UP)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from drawn_wood_support import MARGIN_PX, grained_wood
 from real_photos_support import dition_photos
 from scipy.spatial import cKDTree
 
@@ -17,9 +18,6 @@ from vision.dition import detect_discs
 from vision.geometry import fit_from_corners
 
 PX = 18.0  # pixels per disc diameter
-MARGIN_PX = 20
-UP = 4  # drawn at this many times the scale, then averaged down (a camera's pixels)
-WOOD = np.array((80, 145, 200), np.float32)  # BGR: light wood under a warm light
 
 
 def _px(p) -> tuple[float, float]:
@@ -30,11 +28,7 @@ def _scene(seed: int, paler: float, lighter: float) -> tuple[np.ndarray, tuple[f
     """Wood with a soft grain and one disc-sized patch with a soft edge, `paler` of the way to
     the wood's grey and `lighter` grey levels lighter; the patch's centre (board units)."""
     rng = np.random.default_rng(seed)
-    size = round(2 * MARGIN_PX + 20 * PX)
-    big = size * UP
-    yy, xx = np.mgrid[0:big, 0:big].astype(np.float32) / (PX * UP)
-    grain = 4.0 * np.sin(2 * np.pi * (yy * 3.1 + 0.3 * np.sin(xx * 0.7))) + 2.0 * np.sin(2 * np.pi * yy * 7.3)
-    img = WOOD[None, None, :] + grain[..., None] * np.array((0.6, 0.9, 1.0), np.float32)
+    img, xx, yy, size = grained_wood(PX)
     centre = (float(10.0 + rng.uniform(-0.3, 0.3)), float(10.0 + rng.uniform(-0.3, 0.3)))
     r = np.hypot(xx - (MARGIN_PX / PX + centre[0]), yy - (MARGIN_PX / PX + centre[1]))
     w = np.clip((0.5 - r) / 0.1 + 0.5, 0.0, 1.0)[..., None]
