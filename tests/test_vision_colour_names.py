@@ -197,3 +197,12 @@ def test_a_cream_coin_of_the_plywood_s_own_tint_is_white_where_the_plywood_is_no
                       [30.0, 200.0, 240.0]])   # a saturated yellow face
     names = name_colours(faces, np.full((3, 3), 1.0), board, np.zeros(3, bool), ["white", "black", "white"])
     assert names == ["white", "red", "yellow"]
+
+
+def test_seen_colours_of_more_discs_than_one_remap_map_holds() -> None:
+    """450 readings (80 samples each: 36 000, past OpenCV's remap map side of 32 767) are named,
+    each as the one-disc call names it."""
+    img, fit, centres, _names, _ = _drawn_board(CASTS["warm"], seed=5)
+    many = np.repeat(centres, -(-450 // len(centres)), axis=0)[:450]
+    players = ["white"] * len(many)
+    assert seen_colours(img, fit, many, players) == [seen_colours(img, fit, c[None], ["white"])[0] for c in many]

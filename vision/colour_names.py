@@ -35,7 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from vision.camera import Intrinsics
-from vision.geometry import BoardFit, board_to_image, row_median
+from vision.geometry import BoardFit, board_to_image, row_median, sample_points
 
 #: the names `seen_colours` gives
 SEEN_COLOURS = ("black", "white", "red", "yellow", "green", "blue")
@@ -259,16 +259,6 @@ def _ring_points(centres_board: np.ndarray, radii_d: tuple[float, ...], diameter
     return centres_board[:, None, :] + _ring_offsets(radii_d, float(diameter_board))[None]  # (N, P, 2)
 
 
-def _sample(frame: np.ndarray, points_px: np.ndarray) -> np.ndarray:
-    """Bilinear samples of the BGR frame at (N, P, 2) pixel points: (N, P, 3) float32."""
-    import cv2
-
-    n, p = points_px.shape[:2]
-    pts = points_px.reshape(1, -1, 2).astype(np.float32)
-    out = cv2.remap(frame, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-    return out.reshape(n, p, 3).astype(np.float32)
-
-
 def _row_nanmedian(v: np.ndarray) -> np.ndarray:
     """The median over axis 1 of (N, P, C) samples, NaN left out (NaN where a row has none),
     by one sort (np.nanmedian is ten times slower on these short rows)."""
@@ -299,7 +289,8 @@ def seen_colours(frame: np.ndarray, board: BoardFit, centres_board: np.ndarray, 
     h, w = frame.shape[:2]
     px = px.reshape(n, -1, 2)
     inside = (px[..., 0] >= 0) & (px[..., 0] <= w - 1) & (px[..., 1] >= 0) & (px[..., 1] <= h - 1)
-    vals = _sample(frame, px)
+    # (bilinear, in chunks within remap's map size; the samples beyond the frame are left out below)
+    vals = sample_points(frame, px.reshape(-1, 2)).reshape(n, -1, 3)
     nf = face_pts.shape[1]
     face, board_vals = vals[:, :nf], vals[:, nf:]
     # (board samples on another disc are that disc's: of the pairs of discs near enough)
